@@ -1,0 +1,33 @@
+# Two commands on a fresh clone: `make verify` (the main job) and `make test` (the test suite).
+# Both create .venv, install rebalproof into it, then run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: verify test bench java install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { echo "rebalproof needs Python 3.11 or newer as '$(PYTHON)'; install it or run make PYTHON=python3.11" >&2; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+java:
+	@command -v java >/dev/null 2>&1 || { echo "Java 17 is needed by Spark and was not found. Install it (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless; macOS: brew install openjdk@17), then run make again." >&2; exit 2; }
+
+verify: $(STAMP) java
+	$(BIN)/rebalproof verify
+
+test: $(STAMP) java
+	$(BIN)/python -m pytest
+
+bench: $(STAMP) java
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'
+	$(BIN)/python bench/solver.py
+	$(BIN)/python bench/explore.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis

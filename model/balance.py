@@ -1,0 +1,106 @@
+"""Balance as KIP-441 defines it ("Defining 'balance'"), generalised to capacities.
+
+KIP-441: an assignment is balanced when it shows both
+- *instance balance*: the instance with the most tasks has no more than 1 more than the one
+  with the least;
+- *subtopology balance*: the tasks of each subtopology are spread evenly over the cluster.
+
+With capacities (stream threads), "within 1" becomes: no single task moved from instance
+``i`` to instance ``j`` would leave ``j`` less loaded per thread than ``i`` was, i.e. for all
+``i, j``: ``n_i / c_i <= (n_j + 1) / c_j``. With equal capacities this is exactly
+``max - min <= 1``. Subtopology balance applies the same rule to each subtopology's tasks
+(the KIP's literal "instances executing it" count is met by layouts its own example
+rejects, so we check the spread it asks for). Active copies are what is balanced;
+leaving members (KIP-429 v2) are on their way out and are not counted.
+
+Examples
+--------
+>>> within_one({"I1": 2, "I2": 1}, {"I1": 1, "I2": 1})
+True
+>>> within_one({"I1": 3, "I2": 1}, {"I1": 1, "I2": 1})
+False
+>>> within_one({"I1": 4, "I2": 2}, {"I1": 2, "I2": 1})
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.names import sorted_ids, subtopology_of
+from rebalproof.model.view import RebalanceInput
+
+__all__ = ["within_one", "spread", "BalanceReport", "measure_balance", "is_balanced"]
+
+
+def within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
+    """True when no move of one task between two instances makes the busier one less busy per thread."""
+    members = list(counts)
+    for i in members:
+        if counts[i] == 0:
+            continue
+        for j in members:
+            if i != j and counts[i] * capacities[j] > (counts[j] + 1) * capacities[i]:
+                return False
+    return True
+
+
+def spread(counts: dict[str, int], capacities: dict[str, int]) -> float:
+    """Most minus least tasks per thread: 0 is perfect; with equal capacities ``max - min``."""
+    if not counts:
+        return 0.0
+    loads = [counts[m] / capacities[m] for m in counts]
+    return max(loads) - min(loads)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BalanceReport:
+    """How balanced an assignment is; ``balanced`` is KIP-441's verdict."""
+
+    active_within_one: bool
+    active_spread: float
+    copies_within_one: bool
+    copies_spread: float
+    subtopology_within_one: bool
+    subtopology_spread: tuple[tuple[str, float], ...]
+
+    @property
+    def balanced(self) -> bool:
+        return self.active_within_one and self.subtopology_within_one
+
+    def describe(self) -> str:
+        worst = max((s for _, s in self.subtopology_spread), default=0.0)
+        return (
+            f"{'balanced' if self.balanced else 'not balanced'}: active spread {self.active_spread:g}, "
+            f"all-copies spread {self.copies_spread:g}, worst subtopology spread {worst:g}"
+        )
+
+
+def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceReport:
+    """Balance of ``assignment`` over the input's non-leaving members (copies of unknown tasks ignored)."""
+    members = [m for m in view.members if not m.leaving]
+    caps = {m.id: m.capacity for m in members}
+    actives = {m.id: len(assignment.of(m.id).active) for m in members}
+    copies = {m.id: len(assignment.of(m.id).active) + len(assignment.of(m.id).standby) for m in members}
+    per_sub: dict[str, dict[str, int]] = {}
+    for task_id in view.task_ids:
+        per_sub.setdefault(subtopology_of(task_id), {m.id: 0 for m in members})
+    for m in members:
+        for task_id in assignment.of(m.id).active:
+            if view.has_task(task_id):
+                per_sub[subtopology_of(task_id)][m.id] += 1
+    subs = tuple((s, spread(per_sub[s], caps)) for s in sorted_ids(per_sub))
+    return BalanceReport(
+        active_within_one=within_one(actives, caps),
+        active_spread=spread(actives, caps),
+        copies_within_one=within_one(copies, caps),
+        copies_spread=spread(copies, caps),
+        subtopology_within_one=all(within_one(per_sub[s], caps) for s in per_sub),
+        subtopology_spread=subs,
+    )
+
+
+def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:
+    """KIP-441 balance: instance balance and subtopology balance of the actives."""
+    return measure_balance(view, assignment).balanced
