@@ -1,0 +1,189 @@
+"""``balanced``: the actives are balanced as KIP-441 defines it, reported as a measure.
+
+The measure is :func:`rebalproof.model.balance.measure_balance` (instance balance by capacity
+and subtopology balance of the actives, leaving members not counted), in ``Verdict.measure``
+together with ``probing_rebalance`` and, when the answer is not balanced, ``attainable``.
+
+What a rule set promises differs (KIP-441 "Iterative Balancing Assignments": an assignment
+"may result in an unbalanced distribution of tasks in favor of returning to processing as
+soon as possible", while probing rebalances continue "until it is able to create a balanced
+assignment"):
+
+- :func:`balanced` — the ``ha`` reading: balanced, **or** a probing rebalance is scheduled
+  (the assignor traded balance for caught-up actives and is moving state with warmups).
+  Not balanced with no probing rebalance is a violation when a balanced assignment of these
+  tasks over these capacities exists at all (lags aside: warmups can move any state).
+- :func:`balanced_at_once` — the ``sticky``/``eager`` reading: assignors that ignore lags can
+  balance in every rebalance, so a probing rebalance excuses nothing.
+
+In both readings an unbalanced answer **holds** when no balanced assignment exists (capacities
+can make instance and subtopology balance incompatible: three one-task subtopologies over
+capacities 1 and 2), saying so in the message and with ``attainable: false``; the check is
+**inconclusive** when deciding that would exceed the search budget, and, for ``ha``, when
+``max_warmup_replicas`` is 0 (below KIP-441's minimum of 1, no warmup can move state, so
+probing may not help).
+
+Examples
+--------
+>>> from rebalproof.model.view import Member, RebalanceInput, Task
+>>> members = (Member(id="I1", capacity=1), Member(id="I2", capacity=2))
+>>> balance_attainable(RebalanceInput(tasks=(Task(id="0_0"), Task(id="1_0")), members=members))
+True
+>>> balance_attainable(RebalanceInput(tasks=(Task(id="0_0"), Task(id="1_0"), Task(id="2_0")), members=members))
+False
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import combinations
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.balance import BalanceReport, measure_balance, within_one
+from rebalproof.model.names import id_key, sorted_ids, subtopology_of
+from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.verdict import Status, Verdict
+
+__all__ = ["balanced", "balanced_at_once", "balance_attainable", "balance_measure", "SEARCH_BUDGET"]
+
+SEARCH_BUDGET = 20_000
+"""Most partial layouts :func:`balance_attainable` keeps before answering None (undecided)."""
+
+
+def _within_one_vectors(k: int, caps: tuple[int, ...], budget: int) -> set[tuple[int, ...]] | None:
+    """Every count vector summing to ``k`` that is within one by capacity; None over budget.
+
+    A vector ``n`` is within one iff some ``lam`` has ``lam*c_j - 1 <= n_j <= lam*c_j`` for every
+    ``j`` (take ``lam`` the largest load ``n_i/c_i``), so each ``n_j`` has at most two values per
+    ``lam`` and ``lam`` ranges over the loads ``n/c`` with ``n <= k``.
+    """
+    if k == 0:
+        return {tuple(0 for _ in caps)}
+    found: set[tuple[int, ...]] = set()
+    lams = sorted({Fraction(n, c) for n in range(1, k + 1) for c in set(caps)})
+    for lam in lams:
+        lo = [max(0, math.ceil(lam * c) - 1) for c in caps]
+        hi = [math.floor(lam * c) for c in caps]
+        need = k - sum(lo)
+        flexible = [j for j in range(len(caps)) if hi[j] > lo[j]]
+        if need < 0 or need > len(flexible):
+            continue
+        if math.comb(len(flexible), need) > budget:
+            return None
+        for chosen in combinations(flexible, need):
+            vector = list(lo)
+            for j in chosen:
+                vector[j] = hi[j]
+            found.add(tuple(vector))
+        if len(found) > budget:
+            return None
+    return found
+
+
+def balance_attainable(view: RebalanceInput, *, budget: int = SEARCH_BUDGET) -> bool | None:
+    """Whether some assignment of the input's tasks is balanced (lags aside); None when undecided.
+
+    Over the non-leaving members, as :func:`~rebalproof.model.balance.measure_balance` counts.
+    With equal capacities a balanced assignment always exists (deal the tasks in subtopology
+    order round-robin). Otherwise the per-subtopology count vectors that are within one are
+    combined one subtopology at a time, keeping at most ``budget`` distinct partial totals.
+    """
+    members = [m for m in view.members if not m.leaving]
+    if not members or not view.tasks:
+        return True
+    caps = tuple(m.capacity for m in members)
+    if len(set(caps)) == 1:
+        return True
+    per_sub: dict[str, int] = {}
+    for task_id in view.task_ids:
+        per_sub[subtopology_of(task_id)] = per_sub.get(subtopology_of(task_id), 0) + 1
+    totals: set[tuple[int, ...]] = {tuple(0 for _ in caps)}
+    for sub in sorted_ids(per_sub):
+        options = _within_one_vectors(per_sub[sub], caps, budget)
+        if options is None:
+            return None
+        totals = {tuple(a + b for a, b in zip(t, o)) for t in totals for o in options}
+        if len(totals) > budget:
+            return None
+    ids = [m.id for m in members]
+    cap_map = dict(zip(ids, caps))
+    return any(within_one(dict(zip(ids, t)), cap_map) for t in totals)
+
+
+def balance_measure(view: RebalanceInput, assignment: Assignment, report: BalanceReport | None = None) -> dict:
+    """The JSON-ready figures of :func:`~rebalproof.model.balance.measure_balance`, plus probing."""
+    report = report or measure_balance(view, assignment)
+    return {
+        "balanced": report.balanced,
+        "active_within_one": report.active_within_one,
+        "active_spread": report.active_spread,
+        "subtopology_within_one": report.subtopology_within_one,
+        "worst_subtopology_spread": max((s for _, s in report.subtopology_spread), default=0.0),
+        "copies_within_one": report.copies_within_one,
+        "copies_spread": report.copies_spread,
+        "probing_rebalance": assignment.probing_rebalance,
+    }
+
+
+def _loads(view: RebalanceInput, assignment: Assignment) -> str:
+    """Busiest and idlest non-leaving members by actives per thread, e.g. ``I1 has 3 actives ...``."""
+    members = [m for m in view.members if not m.leaving]
+    if not members:
+        return "no member stays"
+    load = {m.id: (len(assignment.of(m.id).active), m.capacity) for m in members}
+    order = sorted(load, key=lambda m: (Fraction(load[m][0], load[m][1]), id_key(m)))
+    busy, idle = order[-1], order[0]
+
+    def say(m):
+        n, c = load[m]
+        return f"{m} has {n} active{'s' if n != 1 else ''}" + (f" on {c} threads" if c != 1 else "")
+
+    return f"{say(busy)}, {say(idle)}"
+
+
+def _unbalanced(view: RebalanceInput, assignment: Assignment, report: BalanceReport) -> str:
+    parts = []
+    if not report.active_within_one:
+        parts.append(f"instances not within one ({_loads(view, assignment)})")
+    if not report.subtopology_within_one:
+        worst = [s for s, spread in report.subtopology_spread if spread == max(x for _, x in report.subtopology_spread)]
+        parts.append(f"subtopology {worst[0]} not spread within one")
+    return "not balanced: " + "; ".join(parts)
+
+
+def _judge(view: RebalanceInput, assignment: Assignment, *, probing_excuses: bool) -> Verdict:
+    report = measure_balance(view, assignment)
+    measure = balance_measure(view, assignment, report)
+
+    def verdict(status: Status, message: str) -> Verdict:
+        return Verdict(property="balanced", status=status, message=message, measure=measure)
+
+    if report.balanced:
+        return verdict(Status.HOLDS, report.describe())
+    what = _unbalanced(view, assignment, report)
+    if probing_excuses and assignment.probing_rebalance:
+        return verdict(Status.HOLDS, f"{what}; a probing rebalance is scheduled (KIP-441 iterative balancing)")
+    attainable = balance_attainable(view)
+    measure["attainable"] = attainable
+    if attainable is None:
+        return verdict(Status.INCONCLUSIVE, f"{what}; whether any balanced assignment exists is undecided within {SEARCH_BUDGET} layouts")
+    if not attainable:
+        return verdict(Status.HOLDS, f"{what}; no balanced assignment of these tasks over these capacities exists")
+    if probing_excuses and view.config.max_warmup_replicas == 0:
+        return verdict(
+            Status.INCONCLUSIVE,
+            f"{what} and no probing rebalance; max_warmup_replicas is 0 (KIP-441's minimum is 1), so no warmup can move state toward balance",
+        )
+    tail = "no probing rebalance is scheduled" if probing_excuses else "this assignor does not depend on lags"
+    return verdict(Status.VIOLATED, f"{what}, a balanced assignment exists and {tail}")
+
+
+def balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """The ``ha`` reading: balanced, or a probing rebalance is scheduled (see module doc)."""
+    return _judge(view, assignment, probing_excuses=True)
+
+
+def balanced_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """The ``sticky``/``eager`` reading: balanced whenever a balanced assignment exists (see module doc)."""
+    return _judge(view, assignment, probing_excuses=False)

@@ -1,0 +1,116 @@
+"""Small shared pieces of the per-assignment properties: who counts, how many standbys, words.
+
+Abstraction choices stated once, here, and used by every property in this package:
+
+- **The group** is the input's members (leaving ones included: a leaving member, KIP-429 v2,
+  is still in the group until it is cut off). Copies an answer gives to a member the input
+  does not name count nowhere except as a ``one-active`` violation (the oracle rejects such
+  answers before any property runs: :func:`rebalproof.model.codec.check_ids`).
+- **Copies of a task** are counted per member: a member listing a task twice holds *one*
+  copy of it for ``warmup-bound`` and ``standby-count``; listing it twice is
+  ``no-colocation``'s business alone.
+- **Required standbys** of a stateful task are ``min(num_standby_replicas, n - 1)`` with ``n``
+  the *non-leaving* members: what every assignor can give without relying on a member that is
+  shutting down (:func:`required_standbys`). The allowance of ``warmup-bound`` is the larger
+  ``min(num_standby_replicas, members - 1)`` over *all* members (:func:`standby_allowance`),
+  so an assignor that treats a leaving member as an ordinary one is not charged for it.
+  Without leaving members the two are equal.
+
+Examples
+--------
+>>> words(["I1"]), words(["I1", "I2"]), words(["I1", "I2", "I3"])
+('I1', 'I1 and I2', 'I1, I2 and I3')
+>>> times(2), times(3)
+('twice', '3 times')
+"""
+
+from __future__ import annotations
+
+from rebalproof.model.assignment import ROLES, Assignment
+from rebalproof.model.names import sorted_ids
+from rebalproof.model.view import RebalanceInput
+
+__all__ = [
+    "words",
+    "times",
+    "plural",
+    "current_assignment",
+    "holders_in_group",
+    "required_standbys",
+    "standby_allowance",
+    "extra_copies",
+    "staying_members",
+]
+
+
+def words(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list as a sentence says it."""
+    items = list(items)
+    if not items:
+        return "none"
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def times(n: int) -> str:
+    """``once``, ``twice``, ``3 times``."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 copy``, ``2 copies``, ``0 standbys``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1] + 'ies' if noun.endswith('y') and noun[-2] not in 'aeiou' else noun + 's'}"
+
+
+def current_assignment(view: RebalanceInput) -> Assignment:
+    """What the members held going into the rebalance, as an :class:`Assignment` (no probing)."""
+    return Assignment.build({m.id: {r: list(getattr(m, r)) for r in ROLES} for m in view.members})
+
+
+def staying_members(view: RebalanceInput) -> tuple[str, ...]:
+    """The non-leaving members, in id order."""
+    return tuple(m.id for m in view.members if not m.leaving)
+
+
+def holders_in_group(view: RebalanceInput, assignment: Assignment, task_id: str, role: str | None = None) -> tuple[str, ...]:
+    """Distinct group members holding ``task_id`` (in ``role``, or in any role), in id order."""
+    roles = ROLES if role is None else (role,)
+    found = {m for r in roles for m in assignment.holders(task_id, r) if view.has_member(m)}
+    return sorted_ids(found)
+
+
+def required_standbys(view: RebalanceInput) -> int:
+    """``min(num_standby_replicas, n - 1)`` over the non-leaving members: what ``standby-count`` asks."""
+    return max(0, min(view.config.num_standby_replicas, len(staying_members(view)) - 1))
+
+
+def standby_allowance(view: RebalanceInput) -> int:
+    """``min(num_standby_replicas, members - 1)`` over all members: the standbys ``warmup-bound`` forgives."""
+    return max(0, min(view.config.num_standby_replicas, len(view.members) - 1))
+
+
+def extra_copies(view: RebalanceInput, assignment: Assignment) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per stateful task with extra copies: (task, the members whose copies are counted as extra).
+
+    A task's extra copies number ``max(0, copies - 1 - standby_allowance)``, ``copies`` being the
+    distinct group members holding it in any role. Which members are named is a reporting
+    choice, the count is not: warmup-role copies first, then standbys, then actives, each in
+    id order from the last.
+    """
+    allowance = standby_allowance(view)
+    out = []
+    for task_id in view.stateful_task_ids:
+        holders = holders_in_group(view, assignment, task_id)
+        extra = len(holders) - 1 - allowance
+        if extra <= 0:
+            continue
+        named: list[str] = []
+        for role in ("warmup", "standby", "active"):
+            for member in reversed(holders_in_group(view, assignment, task_id, role)):
+                if member not in named and len(named) < extra:
+                    named.append(member)
+        out.append((task_id, sorted_ids(named)))
+    return tuple(out)

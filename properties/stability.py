@@ -1,0 +1,209 @@
+"""``fixpoint`` and ``stable``: KIP-441 "Assignment Algorithm" requirements 5 and 6.
+
+5. "The algorithm must converge: if the current assignment is already balanced, it must not
+   alter the assignment." — :func:`fixpoint`.
+6. "The algorithm should produce stable assignments. E.g., it should try not to shuffle
+   stateless tasks randomly among nodes." — :func:`stable`.
+
+Both are conditional, so both say in ``Verdict.measure`` whether their premise held
+(``premise: true/false``) and a vacuous pass reads "premise not met: ..." — a test can demand
+a witness where the premise holds (STYLE: every ``always`` has a ``sometimes``).
+
+Examples
+--------
+>>> from rebalproof.model.assignment import Assignment
+>>> from rebalproof.model.view import Member, RebalanceInput, Task
+>>> view = RebalanceInput(tasks=(Task(id="0_0"), Task(id="0_1")),
+...     members=(Member(id="I1", active=("0_0",)), Member(id="I2", active=("0_1",))))
+>>> fixpoint(view, Assignment.build({"I1": {"active": ["0_1"]}, "I2": {"active": ["0_0"]}})).message
+'the current assignment is valid, balanced and caught up, but the answer changes it: I1 gains active 0_1, loses active 0_0; I2 gains active 0_0, loses active 0_1'
+"""
+
+from __future__ import annotations
+
+from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
+from rebalproof.model.balance import measure_balance
+from rebalproof.model.names import sorted_ids, subtopology_of
+from rebalproof.model.ranking import is_caught_up, lag_of
+from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.common import current_assignment, extra_copies, words
+from rebalproof.properties.copies import no_colocation, one_active, standby_count
+from rebalproof.properties.verdict import Status, Verdict
+
+__all__ = ["fixpoint_premise", "fixpoint", "stable"]
+
+_MAX_LISTED = 6
+
+
+def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
+    """Why the input's current assignment is *not* a fixpoint candidate; empty when it is.
+
+    The current assignment (the members' ``active``/``standby``/``warmup`` lists) is a candidate
+    when it is valid — every task exactly one active (``one-active``), no two copies on one
+    member (``no-colocation``), enough standbys (``standby-count``), no warmups and no extra
+    copies — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
+    caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), and no
+    member is leaving (KIP-441 knows no leaving members; a leaving member must be emptied, so
+    its assignment cannot be final).
+    """
+    reasons: list[str] = []
+    leaving = [m.id for m in view.members if m.leaving]
+    if leaving:
+        reasons.append(f"{words(leaving)} {'is' if len(leaving) == 1 else 'are'} leaving")
+    current = current_assignment(view)
+    for check in (one_active, no_colocation, standby_count):
+        verdict = check(view, current)
+        if verdict.violated:
+            reasons.append(f"not valid: {verdict.message}")
+    warming = [m.id for m in view.members if m.warmup]
+    if warming:
+        reasons.append(f"{words(warming)} {'holds' if len(warming) == 1 else 'hold'} warmups")
+    extras = extra_copies(view, current)
+    if extras and not warming:
+        reasons.append(f"extra copies of {words([t for t, _ in extras])}")
+    report = measure_balance(view, current)
+    if not report.balanced:
+        reasons.append("not balanced")
+    for task_id in view.stateful_task_ids:
+        for member in view.owners(task_id):
+            if not is_caught_up(view, member, task_id):
+                reasons.append(f"active {task_id} on {member} is not caught up (lag {lag_of(view, member, task_id)})")
+    return tuple(reasons)
+
+
+def _changes(before: Assignment, after: Assignment, members) -> list[str]:
+    out = []
+    for member in members:
+        a, b = before.of(member), after.of(member)
+        parts = []
+        for role in ROLES:
+            gained = sorted_ids(set(getattr(b, role)) - set(getattr(a, role)))
+            lost = sorted_ids(set(getattr(a, role)) - set(getattr(b, role)))
+            if gained:
+                parts.append(f"gains {role} {words(gained)}")
+            if lost:
+                parts.append(f"loses {role} {words(lost)}")
+        if not parts and a != b:
+            parts.append("lists a task twice")
+        if parts:
+            out.append(f"{member} {', '.join(parts)}")
+    return out
+
+
+def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """A valid, balanced, caught-up current assignment comes back unchanged, with no probing rebalance.
+
+    When :func:`fixpoint_premise` finds no reason against the current assignment, the answer must
+    have the same layout (:meth:`~rebalproof.model.assignment.Assignment.same_layout`: equal
+    member by member, members with nothing aside) and ``probing_rebalance`` false. Otherwise the
+    property holds vacuously, with ``measure["premise"]`` false and the reasons in the message.
+    """
+    reasons = fixpoint_premise(view)
+    if reasons:
+        return Verdict(
+            property="fixpoint",
+            status=Status.HOLDS,
+            message=f"premise not met: {'; '.join(reasons)}",
+            measure={"premise": False},
+        )
+    current = current_assignment(view)
+    problems = []
+    members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
+    changes = _changes(current, assignment, members) if not assignment.same_layout(current) else []
+    if changes:
+        shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
+        problems.append(f"the answer changes it: {'; '.join(shown)}")
+    if assignment.probing_rebalance:
+        problems.append("the answer asks for a probing rebalance")
+    if not problems:
+        return Verdict(
+            property="fixpoint",
+            status=Status.HOLDS,
+            message="the valid, balanced, caught-up current assignment is returned unchanged",
+            measure={"premise": True},
+        )
+    touched = [m for m in members if current.of(m) != assignment.of(m)]
+    tasks = {t for m in touched for t in set(current.of(m).copies) ^ set(assignment.of(m).copies)}
+    return Verdict(
+        property="fixpoint",
+        status=Status.VIOLATED,
+        message=f"the current assignment is valid, balanced and caught up, but {' and '.join(problems)}",
+        tasks=sorted_ids(tasks),
+        members=sorted_ids(touched),
+        measure={"premise": True},
+    )
+
+
+def _moved_back(assignment: Assignment, task_id: str, frm: str, to: str) -> Assignment:
+    members = dict(assignment.members)
+    src = members.get(frm, MemberAssignment())
+    dst = members.get(to, MemberAssignment())
+    members[frm] = MemberAssignment(active=[t for t in src.active if t != task_id], standby=src.standby, warmup=src.warmup)
+    members[to] = MemberAssignment(active=[*dst.active, task_id], standby=dst.standby, warmup=dst.warmup)
+    return Assignment(members=members, probing_rebalance=assignment.probing_rebalance)
+
+
+def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str) -> bool:
+    """True when ``kept`` is at least as balanced as ``answer`` on every count KIP-441 or Kafka balances."""
+    a, k = measure_balance(view, answer), measure_balance(view, kept)
+    sub = subtopology_of(task_id)
+    a_sub = dict(a.subtopology_spread)[sub]
+    k_sub = dict(k.subtopology_spread)[sub]
+    return (
+        (k.active_within_one or not a.active_within_one)
+        and (k.subtopology_within_one or not a.subtopology_within_one)
+        and (k.copies_within_one or not a.copies_within_one)
+        and k.active_spread <= a.active_spread
+        and k_sub <= a_sub
+        and k.copies_spread <= a.copies_spread
+    )
+
+
+def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """A stateless task stays with its current, non-leaving owner unless moving it is needed for balance.
+
+    For each stateless task ``t`` active on a non-leaving member ``o`` going into the rebalance
+    (its owners, if several) and active on exactly one other group member ``h`` in the answer
+    (no or several actives are ``one-active``'s business): moving ``t`` was needless when the
+    answer with ``t`` put back on ``o`` — everything else as the answer has it — is no worse
+    balanced: instance within-one and spread of the actives, within-one and spread of ``t``'s
+    subtopology, and within-one and spread of all copies (active plus standby, as Kafka's
+    assignor balances stateless tasks against). One such ``t`` is a violation: the answer
+    moved at least one task more than balance needed. Tasks moved away from a leaving or
+    departed member, and tasks nobody owned, may go anywhere.
+    """
+    owned = moved = 0
+    problems: list[str] = []
+    tasks: list[str] = []
+    members: list[str] = []
+    for task_id in view.stateless_task_ids:
+        owners = [m for m in view.owners(task_id) if not view.member(m).leaving]
+        if not owners:
+            continue
+        owned += 1
+        holders = sorted_ids(set(assignment.actives_of(task_id)))
+        if len(holders) != 1 or not view.has_member(holders[0]) or holders[0] in owners:
+            continue
+        moved += 1
+        holder = holders[0]
+        for owner in owners:
+            if _no_worse(view, assignment, _moved_back(assignment, task_id, holder, owner), task_id):
+                problems.append(f"stateless task {task_id} moved from {owner} to {holder}, but keeping it on {owner} is as balanced")
+                tasks.append(task_id)
+                members.extend([owner, holder])
+                break
+    measure = {"premise": owned > 0, "owned": owned, "moved": moved}
+    if problems:
+        return Verdict(
+            property="stable",
+            status=Status.VIOLATED,
+            message="; ".join(problems),
+            tasks=sorted_ids(set(tasks)),
+            members=sorted_ids(set(members)),
+            measure=measure,
+        )
+    if not owned:
+        message = "premise not met: no stateless task has a current owner that stays"
+    else:
+        message = f"{moved} of {owned} owned stateless tasks moved, each needed for balance" if moved else f"all {owned} owned stateless tasks stay"
+    return Verdict(property="stable", status=Status.HOLDS, message=message, measure=measure)
