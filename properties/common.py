@@ -22,6 +22,8 @@ Examples
 ('I1', 'I1 and I2', 'I1, I2 and I3')
 >>> times(2), times(3)
 ('twice', '3 times')
+>>> plural(1, "extra copy"), plural(2, "extra copy"), plural(0, "standby")
+('1 extra copy', '2 extra copies', '0 standbys')
 """
 
 from __future__ import annotations
@@ -58,11 +60,14 @@ def times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+_PLURALS = {"copy": "copies", "extra copy": "extra copies"}
+
+
 def plural(n: int, noun: str) -> str:
     """``1 copy``, ``2 copies``, ``0 standbys``."""
     if n == 1:
         return f"1 {noun}"
-    return f"{n} {noun[:-1] + 'ies' if noun.endswith('y') and noun[-2] not in 'aeiou' else noun + 's'}"
+    return f"{n} {_PLURALS.get(noun, noun + 's')}"
 
 
 def current_assignment(view: RebalanceInput) -> Assignment:

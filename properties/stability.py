@@ -26,7 +26,7 @@ from rebalproof.model.balance import measure_balance
 from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import current_assignment, extra_copies, words
+from rebalproof.properties.common import current_assignment, extra_copies, plural, words
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -205,5 +205,9 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
     if not owned:
         message = "premise not met: no stateless task has a current owner that stays"
     else:
-        message = f"{moved} of {owned} owned stateless tasks moved, each needed for balance" if moved else f"all {owned} owned stateless tasks stay"
+        message = (
+            f"{moved} of {plural(owned, 'owned stateless task')} moved, each needed for balance"
+            if moved
+            else f"{plural(owned, 'owned stateless task')} kept by {'its owner' if owned == 1 else 'their owners'}"
+        )
     return Verdict(property="stable", status=Status.HOLDS, message=message, measure=measure)
