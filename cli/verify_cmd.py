@@ -1,0 +1,299 @@
+"""``rebalproof verify``: every assignor over a fixed corpus of leader views, every property judged.
+
+The interim main job (until the Spark verification matrix exists, DESIGN.md "CLI"). The corpus:
+
+- the leader's view of every rebalance of every seed scenario (``rebalproof.model.seeds429``,
+  KIP-429, and ``rebalproof.model.seeds441``, KIP-441);
+- a fixed set of generated views (:func:`generated_inputs`): the same ones on every run for a
+  given ``--seed``, from a :class:`random.Random` seeded with it. One in four is *settled* (an
+  assignment already valid, balanced and caught up: what ``fixpoint`` is about); the others
+  are random group states (new, leaving and lagging members, lost leader memory, standbys,
+  warmups, stateless tasks).
+
+Each assignor (every built-in unless ``--assignor`` is given; a built-in is judged by its own
+rule set, ``py:``/``exec:`` ones by ``--rules``) is run on every view and its answer judged by
+the per-assignment properties. The table shows, per assignor and property, how many answers the
+property held for, was violated in, or was not promised for; every violation's first example
+is listed under it, and ``--json FILE`` saves everything (the example inputs included, to
+replay with ``rebalproof assign``). Exit 1 when a promised property is violated or an assignor
+misbehaved (a finding), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from rebalproof.cli.assign_cmd import DEFAULT_EXTERNAL_RULES, RULE_SETS, check_timeout, finding_json, save_finding
+from rebalproof.cli.render import print_table
+from rebalproof.errors import AssignorError
+from rebalproof.model.assignors import builtin_names
+from rebalproof.model.assignors.spec import resolve
+from rebalproof.model.codec import encode_assignment, encode_input, write_json_atomic
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties.verdict import Status
+
+__all__ = ["command", "SEED_MODULES", "seed_inputs", "generated_inputs", "Tally", "run_matrix"]
+
+#: Modules whose ``SCENARIOS`` give the seed corpus: each scenario's rebalances have a ``.view``.
+SEED_MODULES = ("rebalproof.model.seeds429", "rebalproof.model.seeds441")
+_EXAMPLES = 3  # violations and findings kept per cell, with their inputs
+
+
+# ------------------------------------------------------------------------------------ corpus
+
+
+def seed_inputs() -> tuple[list[tuple[str, RebalanceInput]], dict[str, int]]:
+    """(label, view) for every rebalance of every seed scenario, and the count per module.
+
+    A module that is not there yet counts 0 (its name is still reported).
+    """
+    corpus: list[tuple[str, RebalanceInput]] = []
+    counts: dict[str, int] = {}
+    for module_name in SEED_MODULES:
+        short = module_name.rsplit(".", 1)[-1]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            counts[short] = 0
+            continue
+        before = len(corpus)
+        for i, scenario in enumerate(module.SCENARIOS):
+            name = getattr(scenario, "name", None) or f"scenario{i}"
+            for j, rebalance in enumerate(scenario.rebalances):
+                corpus.append((f"{short}/{name}/{j}", rebalance.view))
+        counts[short] = len(corpus) - before
+    return corpus, counts
+
+
+def generated_inputs(count: int, *, seed: int = 0) -> list[tuple[str, RebalanceInput]]:
+    """``count`` leader views drawn from ``random.Random(seed)``: the same ones on every run.
+
+    Examples
+    --------
+    >>> [label for label, _ in generated_inputs(4)]
+    ['generated/0', 'generated/1', 'generated/2', 'generated/3-settled']
+    >>> generated_inputs(8, seed=5) == generated_inputs(8, seed=5)
+    True
+    """
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        if i % 4 == 3:
+            out.append((f"generated/{i}-settled", _settled_view(rng)))
+        else:
+            out.append((f"generated/{i}", _random_view(rng)))
+    return out
+
+
+def _tasks(rng: random.Random, stateless_share: float) -> tuple[Task, ...]:
+    subtopologies, partitions = rng.randint(1, 3), rng.randint(1, 4)
+    return tuple(
+        Task(id=f"{s}_{p}", stateful=rng.random() >= stateless_share) for s in range(subtopologies) for p in range(partitions)
+    )
+
+
+def _config(rng: random.Random) -> Config:
+    return Config(
+        num_standby_replicas=rng.choice((0, 0, 1, 2)),
+        acceptable_recovery_lag=rng.choice((100, 10000)),
+        max_warmup_replicas=rng.choice((1, 2, 3)),
+    )
+
+
+def _random_view(rng: random.Random) -> RebalanceInput:
+    """Any group state: an arbitrary current assignment, lags of every kind, new and leaving members."""
+    config, tasks = _config(rng), _tasks(rng, 0.25)
+    ids = [f"I{k}" for k in range(1, rng.randint(1, 5) + 1)]
+    leaving = {m for m in ids if rng.random() < 0.15}
+    if leaving == set(ids):
+        leaving.discard(ids[0])
+    memory_lost = rng.random() < 0.15
+    old = [m for m in ids if memory_lost or m == ids[0] or rng.random() < 0.7]
+    roles = {m: {"active": [], "standby": [], "warmup": []} for m in ids}
+    lags: dict[str, dict[str, int]] = {m: {} for m in ids}
+    for task in tasks:
+        holders = rng.sample(old, k=len(old))
+        if rng.random() < 0.85 and holders:
+            roles[holders.pop()]["active"].append(task.id)
+        if not task.stateful:
+            continue
+        for _ in range(min(len(holders), rng.choice((0, config.num_standby_replicas, config.num_standby_replicas)))):
+            member = holders.pop()
+            roles[member]["standby"].append(task.id)
+            lags[member][task.id] = rng.choice((0, 50, 5000, 50000))
+        if holders and rng.random() < 0.2:
+            member = holders.pop()
+            roles[member]["warmup"].append(task.id)
+            lags[member][task.id] = rng.choice((0, 500, 20000))
+        for member in ids:  # state left on disk from earlier rounds, or none
+            if task.id not in lags[member] and task.id not in roles[member]["active"] and rng.random() < 0.3:
+                lags[member][task.id] = rng.choice((0, 100, 20000, 200000))
+    members = tuple(
+        Member(id=m, capacity=rng.choice((1, 1, 1, 2)), leaving=m in leaving, lags=lags[m], **roles[m]) for m in ids
+    )
+    return RebalanceInput(config=config, tasks=tasks, members=members, previous_members=None if memory_lost else tuple(old))
+
+
+def _settled_view(rng: random.Random) -> RebalanceInput:
+    """A group at rest: actives dealt round-robin (balanced, spread), standbys next to them, all caught up."""
+    config, tasks = _config(rng), _tasks(rng, 0.2)
+    ids = [f"I{k}" for k in range(1, rng.randint(1, 4) + 1)]
+    roles = {m: {"active": [], "standby": [], "warmup": []} for m in ids}
+    lags: dict[str, dict[str, int]] = {m: {} for m in ids}
+    for k, task in enumerate(tasks):
+        roles[ids[k % len(ids)]]["active"].append(task.id)
+        lags[ids[k % len(ids)]][task.id] = 0
+        if task.stateful:
+            for s in range(1, min(config.num_standby_replicas, len(ids) - 1) + 1):
+                member = ids[(k + s) % len(ids)]
+                roles[member]["standby"].append(task.id)
+                lags[member][task.id] = 0
+    members = tuple(Member(id=m, lags=lags[m], **roles[m]) for m in ids)
+    return RebalanceInput(config=config, tasks=tasks, members=members, previous_members=tuple(ids))
+
+
+# ------------------------------------------------------------------------------------ matrix
+
+
+@dataclass
+class Tally:
+    """Counts of one property's verdicts for one assignor, with the first violations."""
+
+    counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
+    examples: list[dict] = field(default_factory=list)
+
+    def cell(self) -> str:
+        """``holds 180``, ``violated 3/180``, ``not promised``, or a mix, for the table."""
+        seen = {s: n for s, n in self.counts.items() if n}
+        total = sum(seen.values())
+        if not seen:
+            return "-"
+        if set(seen) == {Status.NOT_PROMISED.value}:
+            return Status.NOT_PROMISED.value
+        if Status.VIOLATED.value in seen:
+            head = f"violated {seen.pop(Status.VIOLATED.value)}/{total}"
+        else:
+            status = Status.HOLDS.value if Status.HOLDS.value in seen else next(iter(seen))
+            head = f"{status} {seen.pop(status)}"
+        rest = ", ".join(f"{s} {n}" for s, n in seen.items())
+        return f"{head} ({rest})" if rest else head
+
+
+@dataclass
+class Row:
+    """One assignor's results over the corpus."""
+
+    assignor: str
+    rules: str
+    calls: int = 0
+    properties: dict[str, Tally] = field(default_factory=dict)
+    findings: int = 0
+    finding_examples: list[dict] = field(default_factory=list)
+
+    @property
+    def violated(self) -> list[str]:
+        return [p for p, t in self.properties.items() if t.counts[Status.VIOLATED.value]]
+
+    def to_json(self) -> dict:
+        return {
+            "assignor": self.assignor,
+            "rules": self.rules,
+            "calls": self.calls,
+            "findings": self.findings,
+            "finding_examples": self.finding_examples,
+            "properties": {p: {"counts": t.counts, "violations": t.examples} for p, t in self.properties.items()},
+        }
+
+
+def run_matrix(specs, corpus, *, rules: str, timeout: float, finding_dir: Path | None = None) -> list[Row]:
+    """Run each assignor on each view of the corpus and tally the property verdicts."""
+    from rebalproof.properties.assignment import check_assignment
+
+    rows = []
+    for spec in specs:
+        with resolve(spec, timeout=timeout) as assignor:
+            row = Row(assignor=spec, rules=assignor.rules or rules)
+            for label, view in corpus:
+                try:
+                    answer = assignor(view)
+                except AssignorError as error:
+                    row.findings += 1
+                    if len(row.finding_examples) < _EXAMPLES:
+                        saved = save_finding(error, finding_dir) if finding_dir is not None else None
+                        row.finding_examples.append({"label": label, **finding_json(error), "saved": str(saved) if saved else None})
+                    continue
+                for verdict in check_assignment(view, answer, rules=row.rules):
+                    tally = row.properties.setdefault(verdict.property, Tally())
+                    tally.counts[verdict.status.value] += 1
+                    if verdict.violated and len(tally.examples) < _EXAMPLES:
+                        tally.examples.append(
+                            {"label": label, **verdict.to_json(), "input": encode_input(view), "output": encode_assignment(answer)}
+                        )
+            row.calls = assignor.calls
+        rows.append(row)
+    return rows
+
+
+# ------------------------------------------------------------------------------------- command
+
+
+@click.command("verify")
+@click.option("--assignor", "specs", multiple=True, metavar="SPEC",
+              help="assignor to verify (repeatable) [default: every built-in]")
+@click.option("--rules", type=click.Choice(RULE_SETS), default=DEFAULT_EXTERNAL_RULES, show_default=True,
+              help="rule set for py: and exec: assignors (a built-in is judged by its own)")
+@click.option("--generated", type=click.IntRange(min=0), default=200, show_default=True, metavar="N",
+              help="how many generated views to add to the seed scenarios' views")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the generated views")
+@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="S",
+              help="seconds an exec: assignor may take per view")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="write every result (with example inputs) to FILE")
+@click.option("--finding-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="save findings about assignors (with their inputs) in DIR")
+def command(specs, rules, generated, seed, timeout, json_path, finding_dir) -> int:
+    """Run every assignor over the seed scenarios and generated views; judge every property."""
+    specs = tuple(specs) or builtin_names()
+    seeds, seed_counts = seed_inputs()
+    corpus = seeds + generated_inputs(generated, seed=seed)
+    rows = run_matrix(specs, corpus, rules=rules, timeout=check_timeout(timeout), finding_dir=finding_dir)
+
+    properties = []
+    for row in rows:
+        for name in row.properties:
+            if name not in properties:
+                properties.append(name)
+    table = [[row.assignor, row.rules] + [row.properties[p].cell() if p in row.properties else "-" for p in properties]
+             + [str(row.findings)] for row in rows]
+    sources = ", ".join(f"{n} from {m}" for m, n in seed_counts.items())
+    print_table(["assignor", "rules", *properties, "findings"], table,
+                title=f"{len(corpus)} views ({sources}, {generated} generated with seed {seed})")
+    for row in rows:
+        for name in row.violated:
+            example = row.properties[name].examples[0]
+            click.echo(f"violated: {row.assignor}: {name} on {example['label']}: {example['message']}")
+        for example in row.finding_examples[:1]:
+            click.echo(f"finding: {row.assignor} on {example['label']}: {example['message']}")
+
+    violations = sum(len(row.violated) for row in rows)
+    findings = sum(row.findings for row in rows)
+    ok = violations == 0 and findings == 0
+    if json_path is not None:
+        write_json_atomic(json_path, {
+            "corpus": {"views": len(corpus), **seed_counts, "generated": generated, "seed": seed},
+            "assignors": [row.to_json() for row in rows],
+            "ok": ok,
+        })
+    verdict = "ok" if ok else "FAILED"
+    click.echo(
+        f"verify: {verdict}: {len(rows)} assignors x {len(corpus)} views; "
+        f"{violations} promised properties violated, {findings} findings"
+    )
+    return 0 if ok else 1
