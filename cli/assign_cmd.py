@@ -19,15 +19,14 @@ from pathlib import Path
 
 import click
 
-from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.codec import decode_input, dumps_canonical, encode_assignment, read_json, write_json_atomic
+from rebalproof.properties import RULE_SETS, check_assignment
 from rebalproof.cli.render import format_assignment, print_finding, print_verdicts, verdict_details
+from rebalproof.errors import AssignorError, InputError
 
-__all__ = ["command", "RULE_SETS", "DEFAULT_EXTERNAL_RULES", "save_finding", "finding_json", "check_timeout"]
+__all__ = ["command", "DEFAULT_EXTERNAL_RULES", "save_finding", "finding_json", "check_timeout"]
 
-#: The rule sets a property check can judge by (the protocols of DESIGN.md's table).
-RULE_SETS = ("eager", "ha", "learner", "sticky")
 #: Rules for an external assignor when none is given: Kafka's own since KIP-441.
 DEFAULT_EXTERNAL_RULES = "ha"
 
@@ -80,8 +79,6 @@ def command(spec: str, input_path: Path, timeout: float, check: bool, rules: str
     click.echo(format_assignment(encode_assignment(assignment)))
     if not check:
         return 0
-    from rebalproof.properties.assignment import check_assignment
-
     verdicts = check_assignment(view, assignment, rules=rules)
     print_verdicts(verdicts, title=f"{spec} judged by the {rules} rules", stderr=True)
     violated = [v for v in verdicts if v.violated]

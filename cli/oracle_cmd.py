@@ -9,9 +9,9 @@ Exit 0 when every promised property holds, 1 when one is violated (each violatio
 own line, with its tasks and instances), 2 when a file is not valid JSON, not in the
 contract's shape, or the answer names ids the input does not (one line, no traceback).
 
-``--json`` prints one object ``{"rules": ..., "verdicts": [...], "ok": ...}`` instead of the table.
-(Batch checking of a ``--corpus FILE.jsonl`` will sit next to the single pair: see
-:func:`judge`, which is what one line of a corpus would run.)
+``--json`` prints one object instead of the table: ``{"rules", "ok", "violations": [names],
+"verdicts": [...]}`` (:meth:`rebalproof.oracle.OracleReport.to_json`). Batch checking of a
+``--corpus FILE.jsonl`` will sit next to the single pair (see :func:`judge`).
 """
 
 from __future__ import annotations
@@ -21,30 +21,28 @@ from pathlib import Path
 
 import click
 
-from rebalproof.cli.assign_cmd import RULE_SETS
 from rebalproof.cli.render import print_verdicts, verdict_details
-from rebalproof.model.codec import decode_assignment, decode_input, read_json
-from rebalproof.properties.verdict import Status, Verdict
+from rebalproof.model.codec import read_json
+from rebalproof.oracle import OracleReport, check
+from rebalproof.properties import RULE_SETS, Status
 
 __all__ = ["command", "judge", "summary"]
 
 
-def judge(input_obj, output_obj, *, rules: str) -> tuple[Verdict, ...]:
-    """Verdicts on one (input, answer) pair of JSON objects; :class:`InputError` when either is not valid."""
-    from rebalproof.properties.assignment import check_assignment
+def judge(input_path: Path, output_path: Path, *, rules: str) -> OracleReport:
+    """The oracle on one pair of files; :class:`InputError` when either is not valid.
 
-    view = decode_input(input_obj)
-    assignment = decode_assignment(output_obj, view)
-    return tuple(check_assignment(view, assignment, rules=rules))
+    One line of a future ``--corpus`` would run :func:`rebalproof.oracle.check` the same way.
+    """
+    return check(read_json(input_path, what="input"), read_json(output_path, what="output"), rules=rules)
 
 
-def summary(verdicts) -> str:
+def summary(report: OracleReport) -> str:
     """One line: ok / violated, with how many properties hold, are violated, are not promised."""
-    counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
+    counts = {s: sum(1 for v in report.verdicts if v.status is s) for s in Status}
     told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-    violated = [v.property for v in verdicts if v.violated]
-    if violated:
-        return f"violated: {', '.join(violated)} ({told})"
+    if report.violations:
+        return f"violated: {', '.join(v.property for v in report.violations)} ({told})"
     return f"ok: every promised property holds ({told})"
 
 
@@ -56,14 +54,12 @@ def summary(verdicts) -> str:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the table")
 def command(input_path: Path, output_path: Path, rules: str, as_json: bool) -> int:
     """Check the assignment in OUTPUT.json for the rebalance in INPUT.json."""
-    verdicts = judge(read_json(input_path, what="input"), read_json(output_path, what="output"), rules=rules)
-    ok = not any(v.violated for v in verdicts)
+    report = judge(input_path, output_path, rules=rules)
     if as_json:
-        click.echo(json.dumps({"rules": rules, "verdicts": [v.to_json() for v in verdicts], "ok": ok}, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        print_verdicts(verdicts, title=f"{output_path} judged by the {rules} rules")
-        for verdict in verdicts:
-            if verdict.violated:
-                click.echo(f"violated: {verdict.property}: {verdict_details(verdict)}")
-        click.echo(summary(verdicts))
-    return 0 if ok else 1
+        print_verdicts(report.verdicts, title=f"{output_path} judged by the {rules} rules")
+        for verdict in report.violations:
+            click.echo(f"violated: {verdict.property}: {verdict_details(verdict)}")
+        click.echo(summary(report))
+    return 0 if report.ok else 1

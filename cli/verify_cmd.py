@@ -28,14 +28,14 @@ from pathlib import Path
 
 import click
 
-from rebalproof.cli.assign_cmd import DEFAULT_EXTERNAL_RULES, RULE_SETS, check_timeout, finding_json, save_finding
+from rebalproof.cli.assign_cmd import DEFAULT_EXTERNAL_RULES, check_timeout, finding_json, save_finding
 from rebalproof.cli.render import print_table
 from rebalproof.errors import AssignorError
 from rebalproof.model.assignors import builtin_names
 from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.codec import encode_assignment, encode_input, write_json_atomic
 from rebalproof.model.view import Config, Member, RebalanceInput, Task
-from rebalproof.properties.verdict import Status
+from rebalproof.properties import RULE_SETS, Status, check_assignment
 
 __all__ = ["command", "SEED_MODULES", "seed_inputs", "generated_inputs", "Tally", "run_matrix"]
 
@@ -164,10 +164,27 @@ def _settled_view(rng: random.Random) -> RebalanceInput:
 
 @dataclass
 class Tally:
-    """Counts of one property's verdicts for one assignor, with the first violations."""
+    """Counts of one property's verdicts for one assignor, with the first violations.
+
+    ``vacuous`` counts the holds whose premise was not met (``measure["premise"]`` false, as
+    ``fixpoint`` and ``stable`` report it): a property that only ever holds vacuously had no
+    witness in the corpus, and the report says so (STYLE.md: every always has a sometimes).
+    """
 
     counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
+    vacuous: int = 0
     examples: list[dict] = field(default_factory=list)
+
+    def add(self, verdict) -> None:
+        self.counts[verdict.status.value] += 1
+        if verdict.holds and verdict.measure.get("premise") is False:
+            self.vacuous += 1
+
+    @property
+    def witnessed(self) -> bool:
+        """False when the property was promised but never met its premise (held only vacuously)."""
+        holds, violated = self.counts[Status.HOLDS.value], self.counts[Status.VIOLATED.value]
+        return violated > 0 or holds == 0 or self.vacuous < holds
 
     def cell(self) -> str:
         """``holds 180``, ``violated 3/180``, ``not promised``, or a mix, for the table."""
@@ -179,11 +196,14 @@ class Tally:
             return Status.NOT_PROMISED.value
         if Status.VIOLATED.value in seen:
             head = f"violated {seen.pop(Status.VIOLATED.value)}/{total}"
+            seen.pop(Status.HOLDS.value, None)
         else:
             status = Status.HOLDS.value if Status.HOLDS.value in seen else next(iter(seen))
             head = f"{status} {seen.pop(status)}"
+            if status == Status.HOLDS.value and self.vacuous:
+                head += f" ({self.vacuous} vacuous)"
         rest = ", ".join(f"{s} {n}" for s, n in seen.items())
-        return f"{head} ({rest})" if rest else head
+        return f"{head}, {rest}" if rest else head
 
 
 @dataclass
@@ -208,14 +228,14 @@ class Row:
             "calls": self.calls,
             "findings": self.findings,
             "finding_examples": self.finding_examples,
-            "properties": {p: {"counts": t.counts, "violations": t.examples} for p, t in self.properties.items()},
+            "properties": {
+                p: {"counts": t.counts, "vacuous": t.vacuous, "violations": t.examples} for p, t in self.properties.items()
+            },
         }
 
 
 def run_matrix(specs, corpus, *, rules: str, timeout: float, finding_dir: Path | None = None) -> list[Row]:
     """Run each assignor on each view of the corpus and tally the property verdicts."""
-    from rebalproof.properties.assignment import check_assignment
-
     rows = []
     for spec in specs:
         with resolve(spec, timeout=timeout) as assignor:
@@ -231,7 +251,7 @@ def run_matrix(specs, corpus, *, rules: str, timeout: float, finding_dir: Path |
                     continue
                 for verdict in check_assignment(view, answer, rules=row.rules):
                     tally = row.properties.setdefault(verdict.property, Tally())
-                    tally.counts[verdict.status.value] += 1
+                    tally.add(verdict)
                     if verdict.violated and len(tally.examples) < _EXAMPLES:
                         tally.examples.append(
                             {"label": label, **verdict.to_json(), "input": encode_input(view), "output": encode_assignment(answer)}
@@ -270,15 +290,20 @@ def command(specs, rules, generated, seed, timeout, json_path, finding_dir) -> i
         for name in row.properties:
             if name not in properties:
                 properties.append(name)
-    table = [[row.assignor, row.rules] + [row.properties[p].cell() if p in row.properties else "-" for p in properties]
-             + [str(row.findings)] for row in rows]
+    table = [["rules", *(row.rules for row in rows)]]
+    for name in properties:
+        table.append([name, *(row.properties[name].cell() if name in row.properties else "-" for row in rows)])
+    table.append(["findings", *(str(row.findings) for row in rows)])
     sources = ", ".join(f"{n} from {m}" for m, n in seed_counts.items())
-    print_table(["assignor", "rules", *properties, "findings"], table,
+    print_table(["property", *(row.assignor for row in rows)], table,
                 title=f"{len(corpus)} views ({sources}, {generated} generated with seed {seed})")
     for row in rows:
         for name in row.violated:
             example = row.properties[name].examples[0]
             click.echo(f"violated: {row.assignor}: {name} on {example['label']}: {example['message']}")
+        for name, tally in row.properties.items():
+            if not tally.witnessed:
+                click.echo(f"vacuous: {row.assignor}: {name} held only vacuously (its premise was never met)")
         for example in row.finding_examples[:1]:
             click.echo(f"finding: {row.assignor} on {example['label']}: {example['message']}")
 

@@ -1,0 +1,227 @@
+"""The ``rebalproof`` command: exit codes 0/1/2, one-line errors, findings, never a traceback.
+
+Most tests drive :func:`rebalproof.cli.main.main` in-process; a few run the installed console
+script to pin what a CI job sees (exit codes, stdout/stderr apart, no "Traceback").
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rebalproof.cli.main import main
+
+PROGRAMS = Path(__file__).resolve().parent / "assignors"
+SCRIPT = Path(sys.executable).parent / "rebalproof"
+
+INPUT = {
+    "config": {"num_standby_replicas": 0},
+    "tasks": [{"id": "0_0"}, {"id": "0_1"}, {"id": "1_0", "stateful": False}],
+    "members": [
+        {"id": "I1", "active": ["0_0", "1_0"], "lags": {"0_0": 0}},
+        {"id": "I2", "active": ["0_1"], "lags": {"0_1": 0}},
+    ],
+    "previous_members": ["I1", "I2"],
+}
+KEEP = {  # the settled input's own assignment: every property holds
+    "assignment": {"I1": {"active": ["0_0", "1_0"]}, "I2": {"active": ["0_1"]}},
+    "probing_rebalance": False,
+}
+TWO_ACTIVES = {"assignment": {"I1": {"active": ["0_0", "0_1", "1_0"]}, "I2": {"active": ["0_1"]}}}
+
+
+def exec_spec(name: str, *args: str) -> str:
+    return "exec:" + shlex.join([sys.executable, str(PROGRAMS / name), *args])
+
+
+def write(tmp_path: Path, name: str, content) -> str:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def script(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *argv], capture_output=True, text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------------------------ schema
+
+
+@pytest.mark.parametrize("which, title", [("input", "RebalanceInput"), ("assignment", "Assignment")])
+def test_schema_prints_json_schema(capsys, which, title):
+    code, out, _ = run(capsys, "schema", which)
+    assert code == 0 and json.loads(out)["title"] == title
+
+
+def test_schema_of_something_else_is_usage(capsys):
+    code, _, err = run(capsys, "schema", "trace")
+    assert code == 2 and "input" in err and "assignment" in err
+
+
+# ------------------------------------------------------------------------------------ oracle
+
+
+def test_oracle_ok(capsys, tmp_path):
+    code, out, err = run(capsys, "oracle", write(tmp_path, "in.json", INPUT), write(tmp_path, "out.json", KEEP))
+    assert code == 0, out + err
+    assert "one-active" in out and "holds" in out and out.rstrip().splitlines()[-1].startswith("ok:")
+    assert "\x1b[" not in out  # plain text when not a terminal
+
+
+def test_oracle_violation_names_property_tasks_and_members(capsys, tmp_path):
+    code, out, _ = run(capsys, "oracle", write(tmp_path, "in.json", INPUT), write(tmp_path, "out.json", TWO_ACTIVES))
+    assert code == 1
+    line = next(l for l in out.splitlines() if l.startswith("violated: one-active"))
+    assert "0_1" in line and "I1" in line and "I2" in line
+
+
+def test_oracle_json(capsys, tmp_path):
+    code, out, _ = run(capsys, "oracle", "--json", "--rules", "sticky",
+                       write(tmp_path, "in.json", INPUT), write(tmp_path, "out.json", TWO_ACTIVES))
+    result = json.loads(out)
+    assert code == 1 and result["ok"] is False and result["rules"] == "sticky"
+    by_name = {v["property"]: v for v in result["verdicts"]}
+    assert by_name["one-active"]["status"] == "violated" and "0_1" in by_name["one-active"]["tasks"]
+    assert {"one-active", "no-colocation", "balanced"} <= set(by_name)
+
+
+@pytest.mark.parametrize(
+    "input_text, output_text, says",
+    [
+        ("{not json", json.dumps(KEEP), "is not valid JSON"),
+        (json.dumps(INPUT), "[1, 2", "is not valid JSON"),
+        (json.dumps({**INPUT, "colour": "blue"}), json.dumps(KEEP), "unknown field 'colour'"),
+        (json.dumps(INPUT), json.dumps({"assignment": {"I1": {"active": ["9_9"]}, "I2": {}}}), "unknown task '9_9'"),
+        (json.dumps(INPUT), json.dumps({"assignment": {"I1": {}}}), "member 'I2' of the input is missing"),
+        (json.dumps(INPUT), json.dumps({"members": {}}), "unknown field 'members'"),
+    ],
+)
+def test_oracle_bad_input_is_one_line_exit_2(capsys, tmp_path, input_text, output_text, says):
+    code, out, err = run(capsys, "oracle", write(tmp_path, "in.json", input_text), write(tmp_path, "out.json", output_text))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and says in err
+
+
+def test_oracle_missing_file(capsys, tmp_path):
+    code, _, err = run(capsys, "oracle", str(tmp_path / "nope.json"), write(tmp_path, "out.json", KEEP))
+    assert code == 2 and "does not exist" in err
+
+
+def test_oracle_exit_codes_from_the_console_script(tmp_path):
+    inp = write(tmp_path, "in.json", INPUT)
+    ok = script("oracle", inp, write(tmp_path, "ok.json", KEEP))
+    bad = script("oracle", inp, write(tmp_path, "bad.json", TWO_ACTIVES))
+    broken = script("oracle", inp, write(tmp_path, "broken.json", "{"))
+    assert (ok.returncode, bad.returncode, broken.returncode) == (0, 1, 2)
+    assert broken.stdout == "" and broken.stderr.startswith("error: ") and broken.stderr.count("\n") == 1
+    assert all("Traceback" not in r.stderr for r in (ok, bad, broken))
+
+
+# ------------------------------------------------------------------------------------ assign
+
+
+def test_assign_prints_an_assignment_the_oracle_accepts(capsys, tmp_path):
+    inp = write(tmp_path, "in.json", INPUT)
+    code, out, err = run(capsys, "assign", "--assignor", exec_spec("correct.py"), "--no-check", inp)
+    assert code == 0 and err == ""
+    answer = json.loads(out)
+    assert sorted(answer["assignment"]) == ["I1", "I2"]
+    code, out, _ = run(capsys, "oracle", "--rules", "eager", inp, write(tmp_path, "out.json", answer))
+    assert code in (0, 1) and "one-active" in out
+
+
+def test_assign_with_check_judges_the_answer(capsys, tmp_path):
+    code, out, err = run(capsys, "assign", "--assignor", exec_spec("correct.py"), "--rules", "eager",
+                         write(tmp_path, "in.json", INPUT))
+    assert code in (0, 1) and json.loads(out)["assignment"]
+    assert "one-active" in err and "judged by the eager rules" in err
+
+
+@pytest.mark.parametrize(
+    "program, args, kind, says",
+    [
+        ("crash.py", (), "crash", "crashed on the input below: exited without answering (exit code 3; stderr: warming up | boom"),
+        ("hang.py", ("sleep",), "timeout", "timed out on the input below: no answer within 0.5 s"),
+        ("garbage.py", (), "malformed", "answered malformed output on the input below"),
+        ("garbage.py", ("missing-member",), "invalid", "answered an assignment that does not fit the input below"),
+    ],
+)
+def test_assign_finding_exit_1_with_the_input_saved(capsys, tmp_path, program, args, kind, says):
+    spec = exec_spec(program, *args)
+    findings = tmp_path / "findings"
+    code, out, err = run(capsys, "assign", "--assignor", spec, "--timeout", "0.5", "--finding-dir", str(findings),
+                         write(tmp_path, "in.json", INPUT))
+    assert code == 1 and out == "" and "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0] == f"finding: {spec} {says}" or lines[0].startswith(f"finding: {spec} {says}")
+    assert json.loads(lines[1])["members"][1]["id"] == "I2"  # the input, on one line
+    (saved,) = findings.glob(f"finding-{kind}-*.json")
+    finding = json.loads(saved.read_text())
+    assert finding["finding"] == kind and finding["assignor"] == spec and finding["input"] == json.loads(lines[1])
+    assert lines[2] == f"saved: {saved}"
+
+
+def test_assign_hang_from_the_console_script_ends_within_the_timeout(tmp_path):
+    result = script("assign", "--assignor", exec_spec("hang.py", "child"), "--timeout", "0.5",
+                    write(tmp_path, "in.json", INPUT), timeout=20)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("finding: ") and "timed out" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("fastest", "unknown assignor 'fastest'"),
+        ("exec:no-such-assignor", "exec: 'no-such-assignor' not found; give a command on PATH or a path"),
+        ("py:no_such_module_xyz:f", "cannot import module 'no_such_module_xyz'"),
+        ("ha:colour=blue", "does not take option"),
+    ],
+)
+def test_assign_bad_spec_is_exit_2(capsys, tmp_path, spec, says):
+    code, out, err = run(capsys, "assign", "--assignor", spec, write(tmp_path, "in.json", INPUT))
+    assert code == 2 and out == "" and err.startswith("error: ") and says in err and err.count("\n") == 1
+
+
+def test_assign_unknown_assignor_from_the_console_script(tmp_path):
+    result = script("assign", "--assignor", "fastest", write(tmp_path, "in.json", INPUT))
+    assert result.returncode == 2 and "unknown assignor 'fastest'" in result.stderr and "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------------------------------ verify
+
+
+def test_verify_external_assignor_writes_json(capsys, tmp_path):
+    out_file = tmp_path / "verify.json"
+    code, out, _ = run(capsys, "verify", "--assignor", exec_spec("correct.py"), "--rules", "eager",
+                       "--generated", "12", "--json", str(out_file))
+    result = json.loads(out_file.read_text())
+    (row,) = result["assignors"]
+    assert row["rules"] == "eager" and row["findings"] == 0 and row["calls"] == result["corpus"]["views"]
+    assert sum(row["properties"]["one-active"]["counts"].values()) == row["calls"]
+    assert row["properties"]["one-active"]["counts"]["holds"] == row["calls"]  # round-robin: one active each
+    assert code == (0 if result["ok"] else 1)
+    assert out.rstrip().splitlines()[-1].startswith("verify: ")
+
+
+def test_verify_counts_findings_and_fails(capsys, tmp_path):
+    code, out, _ = run(capsys, "verify", "--assignor", exec_spec("crash.py", "2"), "--generated", "6",
+                       "--finding-dir", str(tmp_path))
+    assert code == 1 and "finding: exec:" in out
+    assert len(list(tmp_path.glob("finding-crash-*.json"))) >= 1
+
+
+def test_verify_is_deterministic(capsys):
+    first = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
+    second = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
+    assert first == second and "sticky" in first[1]
