@@ -66,7 +66,11 @@ def save_finding(error: AssignorError, directory: str | Path) -> Path:
 @click.option("--finding-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="save a finding about the assignor (with its input) in DIR")
 def command(spec: str, input_path: Path, timeout: float, check: bool, rules: str | None, finding_dir: Path | None) -> int:
-    """Run one assignor on INPUT.json and print its assignment."""
+    """Run one assignor on INPUT.json and print its assignment.
+
+    Exit 0 when the answer keeps every promised property (or --no-check), 1 on a violation or
+    a finding (the assignor crashed, timed out or answered no valid assignment), 2 on bad usage.
+    """
     view = decode_input(read_json(input_path, what="input"))
     with resolve(spec, timeout=check_timeout(timeout)) as assignor:
         try:

@@ -53,7 +53,11 @@ def summary(report: OracleReport) -> str:
               help="whose promises to judge by: ha (KIP-441), learner (KIP-429), sticky or eager")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the table")
 def command(input_path: Path, output_path: Path, rules: str, as_json: bool) -> int:
-    """Check the assignment in OUTPUT.json for the rebalance in INPUT.json."""
+    """Check the assignment in OUTPUT.json for the rebalance in INPUT.json.
+
+    Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
+    valid JSON, not in the contract's shape, or names ids the input does not.
+    """
     report = judge(input_path, output_path, rules=rules)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))

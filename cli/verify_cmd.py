@@ -279,7 +279,11 @@ def run_matrix(specs, corpus, *, rules: str, timeout: float, finding_dir: Path |
 @click.option("--finding-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="save findings about assignors (with their inputs) in DIR")
 def command(specs, rules, generated, seed, timeout, json_path, finding_dir) -> int:
-    """Run every assignor over the seed scenarios and generated views; judge every property."""
+    """Run every assignor over the seed scenarios and generated views; judge every property.
+
+    Exit 0 when every promised property holds on every view, 1 on a violation or a finding,
+    2 on bad usage.
+    """
     specs = tuple(specs) or builtin_names()
     seeds, seed_counts = seed_inputs()
     corpus = seeds + generated_inputs(generated, seed=seed)

@@ -48,7 +48,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import check_ids, decode_assignment, dumps_canonical, encode_input
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["ExecAssignor", "PyAssignor", "load_callable", "judge_answer", "MAX_LINE_BYTES"]
+__all__ = ["ExecAssignor", "PyAssignor", "load_callable", "judge_answer", "where_raised", "MAX_LINE_BYTES"]
 
 #: Longest answer line we accept; a longer one is a ``malformed`` finding (and bounds our memory).
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -135,7 +135,7 @@ def _import(module_name: str):
         return importlib.import_module(module_name)
 
 
-def _where(exc: BaseException) -> str:
+def where_raised(exc: BaseException) -> str:
     """``file:line in function`` of the innermost frame of a traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
@@ -162,7 +162,7 @@ class PyAssignor:
             answer = self.function(encode_input(view))  # a fresh copy: the function may mutate it
         except Exception as exc:
             raise AssignorError(
-                f"{self.name} crashed on the input below: {type(exc).__name__}: {exc}{_where(exc)}",
+                f"{self.name} crashed on the input below: {type(exc).__name__}: {exc}{where_raised(exc)}",
                 kind="crash",
                 assignor=self.name,
                 input_json=input_json,

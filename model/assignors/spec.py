@@ -29,7 +29,7 @@ from typing import Callable
 from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.assignors import builtin, builtin_names, parse_options
-from rebalproof.model.assignors.external import ExecAssignor, PyAssignor, _where
+from rebalproof.model.assignors.external import ExecAssignor, PyAssignor, where_raised
 from rebalproof.model.codec import check_ids, encode_input
 from rebalproof.model.view import RebalanceInput
 
@@ -133,7 +133,7 @@ def _guarded(assignor: Callable[[RebalanceInput], Assignment], name: str) -> Cal
             raise
         except Exception as exc:
             raise AssignorError(
-                f"{name} crashed on the input below: {type(exc).__name__}: {exc}{_where(exc)}",
+                f"{name} crashed on the input below: {type(exc).__name__}: {exc}{where_raised(exc)}",
                 kind="crash",
                 assignor=name,
                 input_json=encode_input(view),
