@@ -13,15 +13,17 @@ assignment"):
   (the assignor traded balance for caught-up actives and is moving state with warmups).
   Not balanced with no probing rebalance is a violation when a balanced assignment of these
   tasks over these capacities exists at all (lags aside: warmups can move any state).
-- :func:`balanced_at_once` — the ``sticky``/``eager`` reading: assignors that ignore lags can
-  balance in every rebalance, so a probing rebalance excuses nothing.
-
-In both readings an unbalanced answer **holds** when no balanced assignment exists (capacities
-can make instance and subtopology balance incompatible: three one-task subtopologies over
-capacities 1 and 2), saying so in the message and with ``attainable: false``; the check is
-**inconclusive** when deciding that would exceed the search budget, and, for ``ha``, when
-``max_warmup_replicas`` is 0 (below KIP-441's minimum of 1, no warmup can move state, so
-probing may not help).
+  An unbalanced answer **holds** when no balanced assignment exists (capacities can make
+  instance and subtopology balance incompatible: three one-task subtopologies over capacities
+  1 and 2), saying so in the message and with ``attainable: false``; the check is
+  **inconclusive** when deciding that would exceed the search budget, or when
+  ``max_warmup_replicas`` is 0 (below KIP-441's minimum of 1, no warmup can move state, so
+  probing may not help).
+- :func:`balanced_at_once` — the ``sticky``/``eager`` reading: *instance* balance (actives
+  within one by capacity, over the non-leaving members) in every answer. Assignors that ignore
+  lags can always reach it at once (the D'Hondt split), so a probing rebalance excuses
+  nothing. Subtopology spread is KIP-441's addition ("Defining balance"): it is measured and
+  said in the message, not promised.
 
 Examples
 --------
@@ -152,7 +154,8 @@ def _unbalanced(view: RebalanceInput, assignment: Assignment, report: BalanceRep
     return "not balanced: " + "; ".join(parts)
 
 
-def _judge(view: RebalanceInput, assignment: Assignment, *, probing_excuses: bool) -> Verdict:
+def balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """The ``ha`` reading: balanced, or a probing rebalance is scheduled (see module doc)."""
     report = measure_balance(view, assignment)
     measure = balance_measure(view, assignment, report)
 
@@ -162,7 +165,7 @@ def _judge(view: RebalanceInput, assignment: Assignment, *, probing_excuses: boo
     if report.balanced:
         return verdict(Status.HOLDS, report.describe())
     what = _unbalanced(view, assignment, report)
-    if probing_excuses and assignment.probing_rebalance:
+    if assignment.probing_rebalance:
         return verdict(Status.HOLDS, f"{what}; a probing rebalance is scheduled (KIP-441 iterative balancing)")
     attainable = balance_attainable(view)
     measure["attainable"] = attainable
@@ -170,20 +173,24 @@ def _judge(view: RebalanceInput, assignment: Assignment, *, probing_excuses: boo
         return verdict(Status.INCONCLUSIVE, f"{what}; whether any balanced assignment exists is undecided within {SEARCH_BUDGET} layouts")
     if not attainable:
         return verdict(Status.HOLDS, f"{what}; no balanced assignment of these tasks over these capacities exists")
-    if probing_excuses and view.config.max_warmup_replicas == 0:
+    if view.config.max_warmup_replicas == 0:
         return verdict(
             Status.INCONCLUSIVE,
             f"{what} and no probing rebalance; max_warmup_replicas is 0 (KIP-441's minimum is 1), so no warmup can move state toward balance",
         )
-    tail = "no probing rebalance is scheduled" if probing_excuses else "this assignor does not depend on lags"
-    return verdict(Status.VIOLATED, f"{what}, a balanced assignment exists and {tail}")
-
-
-def balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """The ``ha`` reading: balanced, or a probing rebalance is scheduled (see module doc)."""
-    return _judge(view, assignment, probing_excuses=True)
+    return verdict(Status.VIOLATED, f"{what}, a balanced assignment exists and no probing rebalance is scheduled")
 
 
 def balanced_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """The ``sticky``/``eager`` reading: balanced whenever a balanced assignment exists (see module doc)."""
-    return _judge(view, assignment, probing_excuses=False)
+    """The ``sticky``/``eager`` reading: the actives are within one by capacity (see module doc)."""
+    report = measure_balance(view, assignment)
+    measure = balance_measure(view, assignment, report)
+    if report.active_within_one:
+        spread = "" if report.subtopology_within_one else " (subtopology spread is measured, not promised)"
+        return Verdict(property="balanced", status=Status.HOLDS, message=f"instance balance holds: {report.describe()}{spread}", measure=measure)
+    return Verdict(
+        property="balanced",
+        status=Status.VIOLATED,
+        message=f"not balanced: instances not within one ({_loads(view, assignment)}), though an assignor that ignores lags can always balance them",
+        measure=measure,
+    )

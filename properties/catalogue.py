@@ -22,8 +22,8 @@ stable             yes     yes    no       yes
 balanced           yes*    yes*   no       yes
 =================  ======  =====  =======  ==
 
-(*) read "at once": a probing rebalance does not excuse an unbalanced answer
-(:func:`~rebalproof.properties.balanced.balanced_at_once`).
+(*) instance balance in every answer; a probing rebalance excuses nothing and subtopology
+spread is measured, not promised (:func:`~rebalproof.properties.balanced.balanced_at_once`).
 
 Examples
 --------
@@ -194,7 +194,7 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="balanced",
-        promise="the actives are balanced by instance and subtopology, or a probing rebalance is scheduled (ha)",
+        promise="the actives are balanced (ha: by instance and subtopology, or a probing rebalance is scheduled; sticky, eager: by instance)",
         kind="measure",
         promised_by=frozenset({"sticky", "eager", "ha"}),
         check=balanced,
