@@ -1,0 +1,230 @@
+"""Exact tools for the ``ha`` target: balance boxes and a bounded min-cost transport.
+
+KIP-441 ("Defining 'balance'") asks for instance balance and subtopology balance;
+:mod:`rebalproof.model.balance` states them, with capacities, as
+:func:`~rebalproof.model.balance.within_one`. This module turns that rule into per-member
+count bounds (a *box*) and solves "place every item on members within the boxes at least
+cost" as a min-cost flow, so that the ``ha`` target is an exact optimum rather than a
+greedy guess -- the property its convergence argument rests on (see
+:mod:`rebalproof.model.assignors.ha_target`).
+
+- :func:`quota_box` -- the count vectors satisfying ``within_one`` are exactly the ones inside
+  a box ``lo_i <= n_i <= hi_i`` that sum to the total (proof in its Notes).
+- :func:`lexicographic_costs` -- tiers of 0/1 preferences per arc encoded into one integer
+  cost per arc whose minimum over whole placements is lexicographic in the tiers and then
+  unique (a final tier of distinct powers of two), so every solver finds the same answer.
+- :func:`transport` -- the min-cost flow (networkx network simplex), with lower bounds.
+
+Examples
+--------
+>>> quota_box(5, {"I1": 1, "I2": 1})
+{'I1': (2, 3), 'I2': (2, 3)}
+>>> quota_box(1, {"I1": 2, "I2": 1})
+{'I1': (0, 1), 'I2': (0, 0)}
+>>> quota_box(2, {"I1": 1, "I2": 1}, start={"I1": 3})
+{'I1': (0, 0), 'I2': (1, 2)}
+>>> arcs = [("T1", "I1", 0), ("T1", "I2", 1), ("T2", "I1", 0), ("T2", "I2", 1)]
+>>> transport({"T1": 1, "T2": 1}, arcs, {"I1": (1, 1), "I2": (1, 1)})
+{'T1': ('I1',), 'T2': ('I2',)}
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+from typing import Hashable, Mapping, Sequence
+
+import networkx as nx
+
+from rebalproof.model.names import id_key, sorted_ids
+
+__all__ = ["Bounds", "quota_box", "lexicographic_costs", "transport"]
+
+Bounds = tuple[int, int]
+"""``(lo, hi)``: least and most items a member (or a member within a group) may take."""
+
+
+def quota_box(total: int, capacities: Mapping[str, int], *, start: Mapping[str, int] | None = None) -> dict[str, Bounds]:
+    """Per-member bounds on how many of ``total`` items each member takes, for load within one.
+
+    Parameters
+    ----------
+    total : int
+        Items to share out (at least 0).
+    capacities : mapping of str to int
+        Member id to capacity (stream threads, at least 1).
+    start : mapping of str to int, optional
+        Items members already hold from elsewhere: they count towards the load, and the
+        bounds are for the new items only (a member already above the water level gets
+        ``(0, 0)``).
+
+    Returns
+    -------
+    dict of str to (int, int)
+        Member id to ``(lo, hi)``, in id order. ``sum(lo) <= total <= sum(hi)``.
+
+    Notes
+    -----
+    Let ``lam`` be the least load per thread with ``sum_i max(0, floor(lam * c_i) - s_i) >= total``
+    ("water level"). The bounds are ``hi_i = max(0, floor(lam c_i) - s_i)`` and
+    ``lo_i = max(0, ceil(lam c_i) - 1 - s_i)``. Without ``start``, a count vector summing to
+    ``total`` satisfies :func:`~rebalproof.model.balance.within_one` *if and only if* it lies in
+    the box: inside it, every non-empty member has ``n_i / c_i <= lam <= (n_j + 1) / c_j`` for
+    every ``j``; conversely a balanced vector with top load ``mu`` lies in the box of ``mu``, and
+    ``mu > lam`` would force ``sum(lo(mu)) >= sum(hi(lam)) >= total`` with equality throughout,
+    i.e. the same vector. So the box is the exact set of balanced layouts, and a placement
+    problem with boxes is infeasible exactly when no balanced placement exists. With
+    ``start``, the box is the water-filling one: the new items top up the least loaded.
+    """
+    start = start or {}
+    members = sorted_ids(capacities)
+    if not members:
+        return {}
+    base = {m: start.get(m, 0) for m in members}
+
+    def room(level: Fraction) -> int:
+        return sum(max(0, math.floor(level * capacities[m]) - base[m]) for m in members)
+
+    level = Fraction(0)
+    while room(level) < total:
+        level = min(Fraction(math.floor(level * capacities[m]) + 1, capacities[m]) for m in members)
+    box = {}
+    for m in members:
+        top = math.floor(level * capacities[m])
+        box[m] = (max(0, math.ceil(level * capacities[m]) - 1 - base[m]), max(0, top - base[m]))
+    return box
+
+
+def lexicographic_costs(tiers: Sequence[tuple[int, ...]], *, flow: int) -> list[int]:
+    """One integer cost per arc, minimised lexicographically by tier, ties broken uniquely.
+
+    Parameters
+    ----------
+    tiers : sequence of tuple of int
+        Per arc, its tier values (each 0 or 1; first tier most important), in arc order.
+    flow : int
+        The most arcs any placement uses (the total of the items' units).
+
+    Returns
+    -------
+    list of int
+        ``cost[k] = sum_j tier_j * M**(L-1-j) * U + 2**k`` with ``U = 2**len(tiers)`` and
+        ``M = flow + 1``: the tier sums of a placement are compared first to last, and two
+        different placements never cost the same (distinct arc sets have distinct sums of
+        powers of two), so the optimum is unique; among equal tiers the placement avoiding
+        the latest arcs wins.
+
+    Examples
+    --------
+    >>> lexicographic_costs([(1, 0), (0, 1)], flow=1)
+    [9, 6]
+    """
+    if not tiers:
+        return []
+    depth = len(tiers[0])
+    scale = flow + 1
+    unique = 2 ** len(tiers)
+    costs = []
+    for index, values in enumerate(tiers):
+        head = 0
+        for value in values:
+            head = head * scale + value
+        costs.append(head * unique + 2**index)
+    assert all(len(t) == depth for t in tiers)
+    return costs
+
+
+def transport(
+    units: Mapping[Hashable, int],
+    arcs: Sequence[tuple[Hashable, str, int]],
+    member_bounds: Mapping[str, Bounds],
+    *,
+    group_of: Mapping[Hashable, Hashable] | None = None,
+    group_bounds: Mapping[tuple[Hashable, str], Bounds] | None = None,
+) -> dict[Hashable, tuple[str, ...]] | None:
+    """Place each item's units on distinct members at least total cost, within bounds.
+
+    Parameters
+    ----------
+    units : mapping
+        Item to how many copies it needs (each copy on a different member).
+    arcs : sequence of (item, member, cost)
+        Where an item may go and at what cost; at most one arc per (item, member).
+    member_bounds : mapping of str to (int, int)
+        Member id to the least and most copies it takes in total.
+    group_of : mapping, optional
+        Item to its group (a subtopology); with ``group_bounds``, the copies of one group on
+        one member are bounded too.
+    group_bounds : mapping of (group, member) to (int, int), optional
+        Bounds per group and member; a pair not listed is unbounded.
+
+    Returns
+    -------
+    dict or None
+        Item to the members chosen (id order), items in the order of ``units``; None when
+        the bounds cannot all be met.
+
+    Notes
+    -----
+    A min-cost flow: item -> (group, member) -> member -> sink, lower bounds removed by the
+    usual shift of node demands, solved by :func:`networkx.network_simplex`. The graph is
+    built in a fixed order, so the answer is deterministic; with
+    :func:`lexicographic_costs` it is also the unique optimum.
+    """
+    graph = nx.DiGraph()
+    demand: dict[Hashable, int] = defaultdict(int)
+    total = 0
+    for item, count in units.items():
+        demand[("item", item)] -= count
+        total += count
+        graph.add_node(("item", item))
+    grouped = group_of is not None
+
+    def middle(item, member):
+        return ("slot", group_of[item], member) if grouped else ("member", member)
+
+    for item, member, cost in arcs:
+        graph.add_edge(("item", item), middle(item, member), capacity=1, weight=cost)
+
+    def bounded(u, v, bounds: Bounds) -> bool:
+        lo, hi = bounds
+        if hi < lo or hi < 0:
+            return False
+        graph.add_edge(u, v, capacity=hi - lo, weight=0)
+        demand[u] += lo
+        demand[v] -= lo
+        return True
+
+    if grouped:
+        bounds = group_bounds or {}
+        slots = sorted({(group_of[item], member) for item, member, _ in arcs} | set(bounds), key=_slot_key)
+        for group, member in slots:
+            if (group, member) in bounds:
+                if not bounded(("slot", group, member), ("member", member), bounds[(group, member)]):
+                    return None
+            else:
+                graph.add_edge(("slot", group, member), ("member", member), weight=0)
+    for member in sorted_ids(member_bounds):
+        if not bounded(("member", member), "sink", member_bounds[member]):
+            return None
+    demand["sink"] += total
+    for node, value in demand.items():
+        graph.add_node(node, demand=value)
+    try:
+        _, flow = nx.network_simplex(graph)
+    except (nx.NetworkXUnfeasible, nx.NetworkXError):
+        return None
+    placed: dict[Hashable, tuple[str, ...]] = {}
+    for item in units:
+        chosen = []
+        for node, amount in flow.get(("item", item), {}).items():
+            if amount:
+                chosen.append(node[-1])
+        placed[item] = tuple(sorted(chosen, key=id_key))
+    return placed
+
+
+def _slot_key(slot: tuple[Hashable, str]):
+    group, member = slot
+    return (id_key(str(group)), id_key(member))
