@@ -1,0 +1,97 @@
+"""Three-valued answers of the optimiser: proven optimal, best found with bounds, or infeasible.
+
+An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the answer and the
+proven lower bound, with the proof of that bound said in words (``method`` names the kind:
+``z3-unsat``, ``flow-cut``, ``flow-duals``, ``arithmetic``, ``fixpoint``). An objective is
+proven optimal when its lower bound meets its value. Nothing here is ever a silent guess:
+a timeout gives ``inconclusive`` with the best found and the bounds proven so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.codec import encode_assignment
+
+__all__ = ["OPTIMAL", "INCONCLUSIVE", "INFEASIBLE", "Bound", "Optimum"]
+
+OPTIMAL, INCONCLUSIVE, INFEASIBLE = "optimal", "inconclusive", "infeasible"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One objective of the answer: its value and what is proven about the optimum.
+
+    Attributes
+    ----------
+    name : str
+        The objective (:data:`rebalproof.solver.objectives.OBJECTIVES`).
+    value : int or None
+        Its value in the answer (None when there is no answer).
+    lower : int
+        Proven: no assignment keeping the rules, with the objectives before this one at their
+        values, does better than ``lower``.
+    method : str
+        How ``lower`` is proven: ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``arithmetic``
+        (a count every assignment has), ``fixpoint`` (the rules allow one answer) or ``none``.
+    proof : str
+        The claim shown impossible, in words (``imbalance <= 0 is infeasible: ...``).
+    """
+
+    name: str
+    value: int | None
+    lower: int
+    method: str
+    proof: str
+
+    @property
+    def proven(self) -> bool:
+        return self.value is not None and self.value == self.lower
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "value": self.value, "lower_bound": self.lower, "proven": self.proven, "method": self.method, "proof": self.proof}
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """What :func:`rebalproof.solver.optimize.optimal` found.
+
+    ``status`` is ``optimal`` (every objective proven), ``inconclusive`` (a best answer and
+    bounds, with ``reason``) or ``infeasible`` (no assignment keeps the rules; ``reason`` says
+    why, from an unsat core).
+    """
+
+    status: str
+    rules: str
+    assignment: Assignment | None
+    objectives: tuple[Bound, ...]
+    reason: str = ""
+    engine: str = ""
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def values(self) -> dict[str, int | None]:
+        return {b.name: b.value for b in self.objectives}
+
+    def bound(self, name: str) -> Bound:
+        for b in self.objectives:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def to_json(self) -> dict:
+        out = {
+            "status": self.status,
+            "rules": self.rules,
+            "engine": self.engine,
+            "seconds": round(self.seconds, 3),
+            "objectives": [b.to_json() for b in self.objectives],
+            "assignment": encode_assignment(self.assignment) if self.assignment is not None else None,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out

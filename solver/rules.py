@@ -1,0 +1,275 @@
+"""The hard rules of each protocol, as named data, with a plain-Python checker.
+
+A rule set names the protocol whose hard rules an answer must keep (the same names as
+:data:`rebalproof.properties.RULE_SETS`). Every rule *instance* has a readable name --
+``one-active[0_1]``, ``no-colocation[0_1@I2]`` -- used alike by the Z3 encoding
+(:mod:`rebalproof.solver.encode`, tracked constraints), by this module's checker (which
+re-verifies every model Z3 returns, independently of Z3) and by the sentences of
+:func:`rebalproof.solver.oracle.explain`.
+
+==================  ======  =====  =======  ==  =====================================================
+rule                sticky  eager  learner  ha  source
+==================  ======  =====  =======  ==  =====================================================
+one-active          yes     yes    yes      yes KIP-441 Assignment Algorithm 1, 4
+no-colocation       yes     yes    yes      yes KIP-441 Constraints and Cost Function
+standby-count       yes     yes    yes      yes KIP-441 Assignment Algorithm 2
+warmup-bound        yes     yes    no       yes KIP-441 max_warmup_replicas
+caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, most-caught-up
+leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
+fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
+probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
+==================  ======  =====  =======  ==  =====================================================
+
+Readings (each the one :mod:`rebalproof.properties` uses, except ``leaving`` and
+``probing-rebalance``, which the properties do not check):
+
+- ``standby-count[t]``: a stateful task has at least ``min(num_standby_replicas, n - 1)``
+  copies in the ``standby`` role on members other than its active (``n``: non-leaving
+  members); a stateless task has no standby or warmup (no state to keep).
+- ``warmup-bound``: extra copies, ``max(0, copies - 1 - min(num_standby_replicas, members - 1))``
+  summed over the stateful tasks, are at most ``max_warmup_replicas`` (whatever the roles).
+- ``caught-up-active[t@m]``: a stateful active only on a member
+  :func:`rebalproof.properties.lag.acceptable_active_holders` accepts.
+- ``leaving[t@m]``: a leaving member gets no task it did not hold going in (in any role),
+  unless every member is leaving. Stricter than the ``ha`` properties, which also accept an
+  assignor that treats a leaving member as an ordinary one; without it an optimiser would park
+  work on leaving members, which balance does not count.
+- ``fixpoint``: when the current assignment is valid, balanced and caught up
+  (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
+  allowed answer (KIP-441: "it must not alter the assignment").
+- ``probing-rebalance``: an answer asks for a probing rebalance exactly when it is not
+  balanced (:func:`rebalproof.model.balance.is_balanced`): KIP-441 "once the leader makes a
+  balanced assignment, it can stop performing probing rebalances", and until then it probes.
+
+Examples
+--------
+>>> from rebalproof.model.assignment import Assignment
+>>> from rebalproof.model.view import Member, RebalanceInput, Task
+>>> view = RebalanceInput(tasks=(Task(id="0_1"),), members=(Member(id="I2"), Member(id="I3")))
+>>> [v.name for v in violations(view, Assignment.build({"I2": {"active": ["0_1"]}, "I3": {"active": ["0_1"]}}), "sticky")]
+['one-active[0_1]']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from rebalproof.errors import InputError
+from rebalproof.model.assignment import ROLES, Assignment
+from rebalproof.model.balance import is_balanced
+from rebalproof.model.names import sorted_ids
+from rebalproof.model.ranking import is_caught_up
+from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
+from rebalproof.properties.lag import acceptable_active_holders
+from rebalproof.properties.stability import fixpoint_premise
+
+__all__ = ["RuleSet", "RULE_SETS", "rule_set", "Facts", "Violation", "violations", "rule_of"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleSet:
+    """Which hard rules a protocol has (see the module table)."""
+
+    name: str
+    summary: str
+    warmup_bound: bool
+    caught_up_active: bool
+    fixpoint: bool
+    probing: bool
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rule names in force, in a fixed order."""
+        out = ["one-active", "no-colocation", "standby-count"]
+        if self.warmup_bound:
+            out.append("warmup-bound")
+        if self.caught_up_active:
+            out.append("caught-up-active")
+        out.append("leaving")
+        if self.fixpoint:
+            out.append("fixpoint")
+        if self.probing:
+            out.append("probing-rebalance")
+        return tuple(out)
+
+
+RULE_SETS: dict[str, RuleSet] = {
+    r.name: r
+    for r in (
+        RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
+        RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False),
+        RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
+    )
+}
+
+
+def rule_set(rules: str | RuleSet) -> RuleSet:
+    """The :class:`RuleSet` called ``rules``; an :class:`InputError` naming the rule sets otherwise."""
+    if isinstance(rules, RuleSet):
+        return rules
+    try:
+        return RULE_SETS[rules]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown rule set {rules!r}; the rule sets are {', '.join(RULE_SETS)}") from None
+
+
+def rule_of(name: str) -> str:
+    """The rule of an instance name: ``one-active[0_1]`` -> ``one-active``."""
+    return name.split("[", 1)[0]
+
+
+class Facts:
+    """What the rules derive from one view, computed once: who may hold what.
+
+    Attributes
+    ----------
+    view, rules
+        The input and the :class:`RuleSet`.
+    staying : tuple of str
+        Non-leaving members (balance is counted over them).
+    treat_leaving : frozenset of str
+        Members the ``leaving`` rule applies to (none when every member is leaving).
+    """
+
+    def __init__(self, view: RebalanceInput, rules: str | RuleSet):
+        self.view = view
+        self.rules = rule_set(rules)
+        self.staying = tuple(m.id for m in view.members if not m.leaving)
+        leaving = frozenset(m.id for m in view.members if m.leaving)
+        self.treat_leaving = frozenset() if len(leaving) == len(view.members) else leaving
+        self.required = required_standbys(view)
+        self.allowance = standby_allowance(view)
+
+    def may_hold(self, task_id: str, member_id: str) -> bool:
+        """The ``leaving`` rule: a leaving member keeps only what it held going in."""
+        return member_id not in self.treat_leaving or task_id in self.view.member(member_id).copies
+
+    @cached_property
+    def eligible(self) -> dict[str, tuple[str, ...]]:
+        """Task -> members that may hold a copy of it (the ``leaving`` rule)."""
+        return {t: tuple(m for m in self.view.member_ids if self.may_hold(t, m)) for t in self.view.task_ids}
+
+    @cached_property
+    def active_hosts(self) -> dict[str, tuple[str, ...]]:
+        """Task -> members that may hold its active (``leaving``, and ``caught-up-active`` under ha)."""
+        out = {}
+        for task in self.view.tasks:
+            hosts = self.eligible[task.id]
+            if self.rules.caught_up_active and task.stateful:
+                ok = set(acceptable_active_holders(self.view, task.id))
+                hosts = tuple(m for m in hosts if m in ok)
+            out[task.id] = hosts
+        return out
+
+    @cached_property
+    def caught_up(self) -> dict[str, frozenset]:
+        """Stateful task -> eligible members caught up on it (lag <= acceptable_recovery_lag)."""
+        return {
+            t: frozenset(m for m in self.eligible[t] if is_caught_up(self.view, m, t)) for t in self.view.stateful_task_ids
+        }
+
+    @cached_property
+    def owner(self) -> dict[str, str]:
+        """Task -> its previous active owner, when that owner is a staying member (moves are counted off it)."""
+        out = {}
+        for t in self.view.task_ids:
+            owners = [m for m in self.view.owners(t) if m not in self.treat_leaving and not self.view.member(m).leaving]
+            if len(owners) == 1:
+                out[t] = owners[0]
+        return out
+
+    @cached_property
+    def fixpoint_current(self) -> Assignment | None:
+        """The current assignment when the ``fixpoint`` rule makes it the only answer, else None."""
+        if not self.rules.fixpoint or fixpoint_premise(self.view):
+            return None
+        return current_assignment(self.view)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule instance: its name (``one-active[0_1]``) and a sentence saying why."""
+
+    name: str
+    sentence: str
+    tasks: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
+
+    @property
+    def rule(self) -> str:
+        return rule_of(self.name)
+
+
+def _say(ids) -> str:
+    ids = list(ids)
+    return ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSet, *, facts: Facts | None = None) -> tuple[Violation, ...]:
+    """Every broken rule instance of ``assignment``, in rule order; empty when it keeps the rules.
+
+    Plain Python, independent of Z3: this is what every Z3 model is re-verified against.
+    Copies on members or of tasks the input does not name are reported under ``one-active``
+    (an active) or ``no-colocation`` (another copy).
+    """
+    facts = facts or Facts(view, rules)
+    rs = facts.rules
+    out: list[Violation] = []
+    for m, a in assignment.members:
+        for t in a.copies:
+            if not view.has_member(m) or not view.has_task(t):
+                stranger = f"member {m}" if not view.has_member(m) else f"task {t}"
+                out.append(Violation(f"one-active[{t}]", f"{m} is given task {t}, but {stranger} is not in the input: one-active", (t,), (m,)))
+    held: dict[str, dict[str, list[str]]] = {t: {} for t in view.task_ids}  # task -> member -> roles listed
+    for m, a in assignment.members:
+        if view.has_member(m):
+            for role in ROLES:
+                for t in getattr(a, role):
+                    if t in held:
+                        held[t].setdefault(m, []).append(role)
+    for t, by_member in held.items():
+        holders = sorted_ids(m for m, h in by_member.items() if "active" in h)
+        if len(holders) != 1:
+            said = "has no active copy" if not holders else f"is active on {_say(holders)}"
+            out.append(Violation(f"one-active[{t}]", f"task {t} {said}: one-active", (t,), holders))
+    for t, by_member in held.items():
+        for m in sorted_ids(by_member):
+            if len(by_member[m]) > 1:
+                out.append(Violation(f"no-colocation[{t}@{m}]", f"{m} holds task {t} {len(by_member[m])} times ({_say(by_member[m])}): no-colocation", (t,), (m,)))
+    for task in view.tasks:
+        t, by_member = task.id, held[task.id]
+        standbys = sorted_ids(m for m, h in by_member.items() if "standby" in h and "active" not in h)
+        replicas = sorted_ids(m for m, h in by_member.items() if "standby" in h or "warmup" in h)
+        if not task.stateful and replicas:
+            out.append(Violation(f"standby-count[{t}]", f"stateless task {t} has replicas on {_say(replicas)}, but a stateless task has no state to keep: standby-count", (t,), replicas))
+        elif task.stateful and len(standbys) < facts.required:
+            on = f" (on {_say(standbys)})" if standbys else ""
+            out.append(Violation(f"standby-count[{t}]", f"task {t} has {len(standbys)} standby{'s' if len(standbys) != 1 else ''}{on}, needs {facts.required}: standby-count", (t,), standbys))
+    if rs.warmup_bound:
+        extra = {t: max(0, len(held[t]) - 1 - facts.allowance) for t in view.stateful_task_ids}
+        total = sum(extra.values())
+        if total > view.config.max_warmup_replicas:
+            which = tuple(t for t, n in extra.items() if n)
+            out.append(Violation("warmup-bound", f"{total} extra copies (of {_say(which)}) exceed max_warmup_replicas {view.config.max_warmup_replicas}: warmup-bound", which))
+    if rs.caught_up_active:
+        for t in view.stateful_task_ids:
+            actives = [m for m, h in held[t].items() if "active" in h]
+            ok = acceptable_active_holders(view, t)
+            for m in sorted_ids(actives):
+                if m not in ok:
+                    out.append(Violation(f"caught-up-active[{t}@{m}]", f"task {t} is active on {m}, which is not among its most caught-up members ({_say(ok)}): caught-up-active", (t,), (m,)))
+    for t, by_member in held.items():
+        for m in sorted_ids(by_member):
+            if not facts.may_hold(t, m):
+                out.append(Violation(f"leaving[{t}@{m}]", f"{m} is leaving and did not hold task {t}, yet gets it: leaving", (t,), (m,)))
+    if facts.fixpoint_current is not None and not (assignment.same_layout(facts.fixpoint_current) and not assignment.probing_rebalance):
+        out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged with no probing rebalance: fixpoint"))
+    if rs.probing:
+        balanced = is_balanced(view, assignment)
+        if assignment.probing_rebalance == balanced:
+            said = "is balanced but asks for a probing rebalance" if balanced else "is not balanced and asks for no probing rebalance"
+            out.append(Violation("probing-rebalance", f"the answer {said}: probing-rebalance"))
+    return tuple(out)
