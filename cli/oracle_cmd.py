@@ -10,8 +10,13 @@ own line, with its tasks and instances), 2 when a file is not valid JSON, not in
 contract's shape, or the answer names ids the input does not (one line, no traceback).
 
 ``--json`` prints one object instead of the table: ``{"rules", "ok", "violations": [names],
-"verdicts": [...]}`` (:meth:`rebalproof.oracle.OracleReport.to_json`). Batch checking of a
-``--corpus FILE.jsonl`` will sit next to the single pair (see :func:`judge`).
+"verdicts": [...]}`` (:meth:`rebalproof.oracle.OracleReport.to_json`).
+
+``--corpus FILE.jsonl`` judges every ``{"input": ..., "output": ...}`` line of a JSON Lines file
+instead of one pair (:func:`rebalproof.corpus.check_corpus`): a table of counts per property
+with the first and worst violating lines, exit 1 when any line violates a property, 2 when a
+line is malformed (named by its number); ``--json`` prints
+:meth:`rebalproof.corpus.CorpusReport.to_json`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from pathlib import Path
 
 import click
 
-from rebalproof.cli.render import print_verdicts, verdict_details
+from rebalproof.cli.render import print_table, print_verdicts, verdict_details
+from rebalproof.corpus import check_corpus
+from rebalproof.errors import InputError
 from rebalproof.model.codec import read_json
 from rebalproof.oracle import OracleReport, check
 from rebalproof.properties import RULE_SETS, Status
@@ -47,17 +54,25 @@ def summary(report: OracleReport) -> str:
 
 
 @click.command("oracle")
-@click.argument("input_path", metavar="INPUT.json", type=click.Path(path_type=Path))
-@click.argument("output_path", metavar="OUTPUT.json", type=click.Path(path_type=Path))
+@click.argument("input_path", metavar="INPUT.json", type=click.Path(path_type=Path), required=False)
+@click.argument("output_path", metavar="OUTPUT.json", type=click.Path(path_type=Path), required=False)
 @click.option("--rules", type=click.Choice(RULE_SETS), default="ha", show_default=True,
               help="whose promises to judge by: ha (KIP-441), learner (KIP-429), sticky or eager")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the table")
-def command(input_path: Path, output_path: Path, rules: str, as_json: bool) -> int:
+@click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None, metavar="FILE.jsonl",
+              help='judge every {"input": ..., "output": ...} line of a JSON Lines file instead of one pair')
+def command(input_path: Path | None, output_path: Path | None, rules: str, as_json: bool, corpus_path: Path | None) -> int:
     """Check the assignment in OUTPUT.json for the rebalance in INPUT.json.
 
     Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
     valid JSON, not in the contract's shape, or names ids the input does not.
     """
+    if corpus_path is not None:
+        if input_path is not None or output_path is not None:
+            raise InputError("give either INPUT.json OUTPUT.json or --corpus FILE.jsonl, not both")
+        return _corpus(corpus_path, rules=rules, as_json=as_json)
+    if input_path is None or output_path is None:
+        raise InputError("give INPUT.json and OUTPUT.json (or --corpus FILE.jsonl)")
     report = judge(input_path, output_path, rules=rules)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
@@ -66,4 +81,20 @@ def command(input_path: Path, output_path: Path, rules: str, as_json: bool) -> i
         for verdict in report.violations:
             click.echo(f"violated: {verdict.property}: {verdict_details(verdict)}")
         click.echo(summary(report))
+    return 0 if report.ok else 1
+
+
+def _corpus(path: Path, *, rules: str, as_json: bool) -> int:
+    """``--corpus``: every line judged, counts per property, first and worst violating lines."""
+    report = check_corpus(path, rules=rules)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        print_table(
+            ["property", "holds", "violated", "inconclusive", "not promised", "first", "worst"],
+            report.rows(),
+            title=f"{path}: {report.lines} lines judged by the {rules} rules",
+        )
+        for line in report.lines_text():
+            click.echo(line)
     return 0 if report.ok else 1
