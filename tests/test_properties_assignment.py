@@ -1,0 +1,445 @@
+"""Per-rebalance properties: each broken assignor is caught by exactly its property, and the
+edge cases of every definition (members-1 cap, single member, no tasks, capacities, leaving
+members, vacuous premises) come out as documented."""
+
+from __future__ import annotations
+
+import doctest
+import json
+
+import pytest
+from hypothesis import HealthCheck, Phase, assume, find, given, settings
+from hypothesis.errors import InvalidArgument
+
+from broken_assignors import BROKEN, reference
+from rebalproof import oracle, strategies
+from rebalproof.errors import InputError
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.codec import decode_input, encode_assignment, encode_input
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties import PER_ASSIGNMENT, RULE_SETS, Status, check_assignment, property_named
+from rebalproof.properties import balanced as balanced_mod
+from rebalproof.properties import catalogue, common, copies, lag, stability
+from rebalproof.properties.balanced import balance_attainable, balanced, balanced_at_once
+from rebalproof.properties.copies import no_colocation, one_active, standby_count, warmup_bound
+from rebalproof.properties.lag import caught_up_active
+from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
+from rebalproof.strategies import assignments, rebalance_inputs
+
+NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced"]
+
+
+def view_of(tasks, members, **config) -> RebalanceInput:
+    """Tasks as ``"0_0"`` (stateful) or ``"~1_0"`` (stateless); members as dicts of Member fields."""
+    return RebalanceInput(
+        config=Config(**config),
+        tasks=tuple(Task(id=t.lstrip("~"), stateful=not t.startswith("~")) for t in tasks),
+        members=tuple(Member(**m) for m in members),
+        previous_members=tuple(m["id"] for m in members),
+    )
+
+
+def answer(probing=False, **members) -> Assignment:
+    """``answer(I1="0_0 +0_1 ~0_2")``: plain ids active, ``+`` standby, ``~`` warmup."""
+    roles = {}
+    for member, text in members.items():
+        held = {"active": [], "standby": [], "warmup": []}
+        for word in text.split():
+            role = {"+": "standby", "~": "warmup"}.get(word[0], "active")
+            held[role].append(word.lstrip("+~"))
+        roles[member] = held
+    return Assignment.build(roles, probing_rebalance=probing)
+
+
+# -- the catalogue ---------------------------------------------------------------------------------
+def test_catalogue_order_kinds_and_promises():
+    assert [p.name for p in PER_ASSIGNMENT] == NAMES
+    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure"]
+    table = {p.name: {r for r in RULE_SETS if r in p.promised_by} for p in PER_ASSIGNMENT}
+    assert table == {
+        "one-active": set(RULE_SETS),
+        "no-colocation": set(RULE_SETS),
+        "warmup-bound": {"sticky", "eager", "ha"},
+        "standby-count": set(RULE_SETS),
+        "caught-up-active": {"ha"},
+        "fixpoint": {"sticky", "eager", "ha"},
+        "stable": {"sticky", "eager", "ha"},
+        "balanced": {"sticky", "eager", "ha"},
+    }
+    assert all(p.promise and "\n" not in p.promise and p.source for p in PER_ASSIGNMENT)
+    assert all(p.not_promised_because for p in PER_ASSIGNMENT if p.promised_by != frozenset(RULE_SETS))
+
+
+@pytest.mark.parametrize("module", [catalogue, common, copies, lag, stability, balanced_mod, oracle, strategies])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
+
+
+def test_property_named_and_unknown_names():
+    assert property_named("stable").name == "stable"
+    with pytest.raises(InputError, match="one-active, no-colocation"):
+        property_named("stabel")
+    view = view_of(["0_0"], [{"id": "I1"}])
+    with pytest.raises(InputError, match="sticky, eager, learner, ha"):
+        check_assignment(view, answer(I1="0_0"), rules="kip441")
+
+
+@pytest.mark.parametrize("rules", RULE_SETS)
+def test_not_promised_is_reported_never_skipped(rules):
+    view = view_of(["0_0", "0_1"], [{"id": "I1"}, {"id": "I2"}], max_warmup_replicas=0)
+    out = answer(I1="0_0 0_1 ~0_0", I2="~0_1")  # unbalanced, warmup over budget, colocated
+    verdicts = check_assignment(view, out, rules=rules)
+    assert [v.property for v in verdicts] == NAMES
+    for v, p in zip(verdicts, PER_ASSIGNMENT):
+        assert (v.status is Status.NOT_PROMISED) == (rules not in p.promised_by)
+        if v.status is Status.NOT_PROMISED:
+            assert v.message.startswith(f"not promised by the {rules} rules")
+    learner = {v.property: v for v in check_assignment(view, out, rules="learner")}
+    assert "for information: violated, 1 extra copy" in learner["warmup-bound"].message
+
+
+# -- one-active ------------------------------------------------------------------------------------
+def test_one_active_cases():
+    view = view_of(["0_0", "0_1"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3", "leaving": True}])
+    assert one_active(view, answer(I1="0_0", I3="0_1")).holds  # a leaving member is still a member
+    v = one_active(view, answer(I2="0_1", I3="0_1"))
+    assert v.violated and v.message == "task 0_0 has no active copy; task 0_1 is active on I2 and I3"
+    assert v.tasks == ("0_0", "0_1") and v.members == ("I2", "I3")
+    v = one_active(view, answer(I1="0_0", I9="0_1"))
+    assert v.message == "task 0_1 is active on I9, which is not a member of the group"
+    v = one_active(view, answer(I1="0_0 0_1 5_5"))
+    assert v.message == "I1 is given active task 5_5, which is not a task of the input"
+    # the same member twice is no-colocation's business, not a second active
+    assert one_active(view, answer(I1="0_0 0_0 0_1")).holds
+
+
+def test_no_tasks_and_single_member():
+    empty = view_of([], [{"id": "I1"}])
+    assert all(v.status is Status.HOLDS for v in check_assignment(empty, answer(I1=""), rules="ha"))
+    single = view_of(["0_0", "~1_0"], [{"id": "I1", "active": ("0_0", "1_0")}], num_standby_replicas=2)
+    verdicts = {v.property: v for v in check_assignment(single, answer(I1="0_0 1_0"), rules="ha")}
+    assert all(v.holds for v in verdicts.values())
+    assert verdicts["standby-count"].measure["required"] == 0
+    assert verdicts["fixpoint"].measure["premise"] is True
+
+
+# -- no-colocation ---------------------------------------------------------------------------------
+def test_no_colocation_messages():
+    view = view_of(["0_0", "0_1"], [{"id": "I1"}, {"id": "I2"}])
+    assert no_colocation(view, answer(I1="0_0 +0_0")).message == "I1 holds 0_0 twice (active and standby)"
+    assert no_colocation(view, answer(I1="+0_1 +0_1")).message == "I1 holds 0_1 twice as standby"
+    assert no_colocation(view, answer(I2="0_1 +0_1 ~0_1")).message == "I2 holds 0_1 3 times (active, standby and warmup)"
+    assert no_colocation(view, answer(I1="0_0 +0_1", I2="0_1 +0_0")).holds
+
+
+# -- warmup-bound ----------------------------------------------------------------------------------
+def test_warmup_bound_counts_extra_copies_whatever_their_role():
+    view = view_of(["0_0", "1_0"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3"}])
+    v = warmup_bound(view, answer(I1="0_0 +1_0", I2="~1_0", I3="~0_0 1_0"))
+    assert v.violated
+    assert v.message == "3 extra copies (0_0 on I3, 1_0 on I1 and I2) > max_warmup_replicas 2"
+    assert v.measure == {"extra": 3, "max_warmup_replicas": 2, "standby_allowance": 0}
+    # Kafka reports warmups as standbys: a copy beyond the required standbys is extra whatever its name
+    one = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3"}], num_standby_replicas=1, max_warmup_replicas=0)
+    assert warmup_bound(one, answer(I1="0_0", I2="+0_0", I3="+0_0")).violated
+    assert warmup_bound(one, answer(I1="+0_0", I2="0_0")).holds  # a role swap costs nothing
+
+
+def test_warmup_bound_ignores_stateless_and_caps_standbys_at_members_minus_one():
+    view = view_of(["~0_0"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3"}], max_warmup_replicas=0)
+    assert warmup_bound(view, answer(I1="0_0", I2="+0_0", I3="~0_0")).holds
+    two = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}], num_standby_replicas=3, max_warmup_replicas=0)
+    assert warmup_bound(two, answer(I1="0_0", I2="+0_0")).holds
+    assert warmup_bound(two, answer(I1="0_0", I2="+0_0")).measure["standby_allowance"] == 1
+
+
+def test_warmup_bound_counts_a_second_active_but_not_a_duplicate_listing():
+    view = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}], max_warmup_replicas=0)
+    assert warmup_bound(view, answer(I1="0_0", I2="0_0")).violated
+    assert warmup_bound(view, answer(I1="0_0 0_0 +0_0")).holds
+
+
+# -- standby-count ---------------------------------------------------------------------------------
+def test_standby_count_members_minus_one_cap():
+    three = [{"id": "I1"}, {"id": "I2"}, {"id": "I3"}]
+    view = view_of(["0_0"], three, num_standby_replicas=5)
+    assert standby_count(view, answer(I1="0_0", I2="+0_0", I3="+0_0")).holds
+    v = standby_count(view, answer(I1="0_0", I2="+0_0"))
+    assert v.violated and v.message == "task 0_0 has 1 standby (on I2), needs 2" and v.tasks == ("0_0",)
+    # leaving members do not raise the requirement but a standby there counts
+    leaving = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3", "leaving": True}], num_standby_replicas=5)
+    assert standby_count(leaving, answer(I1="0_0", I3="+0_0")).holds
+    assert standby_count(leaving, answer(I1="0_0")).message == "task 0_0 has 0 standbys, needs 1"
+
+
+def test_standby_count_what_does_not_count():
+    view = view_of(["0_0", "~1_0"], [{"id": "I1"}, {"id": "I2"}], num_standby_replicas=1)
+    assert standby_count(view, answer(I1="0_0 +0_0 1_0")).violated  # next to its active
+    assert standby_count(view, answer(I1="0_0 1_0", I2="~0_0")).violated  # a warmup is not a standby
+    assert standby_count(view, answer(I1="0_0 1_0", I2="+0_0")).holds  # stateless tasks need none
+
+
+# -- caught-up-active ------------------------------------------------------------------------------
+def test_caught_up_active_ranks_with_the_floor():
+    members = [{"id": "I1", "lags": {"0_0": 9000}}, {"id": "I2", "lags": {"0_0": 0}}, {"id": "I3", "lags": {"0_0": 20000}}, {"id": "I4"}]
+    view = view_of(["0_0"], members)
+    assert caught_up_active(view, answer(I1="0_0")).holds  # within acceptable_recovery_lag ranks 0, as I2
+    v = caught_up_active(view, answer(I3="0_0"))
+    assert v.message == "task 0_0 is active on I3 (rank 20000), but I1 and I2 are more caught up (rank 0)"
+    assert caught_up_active(view, answer(I4="0_0")).message.startswith("task 0_0 is active on I4 (no local state)")
+    nobody = view_of(["0_0", "~1_0"], [{"id": "I1"}, {"id": "I2"}])
+    assert caught_up_active(nobody, answer(I2="0_0", I1="1_0")).holds  # nobody has state: all equal
+    behind = view_of(["0_0"], [{"id": "I1", "lags": {"0_0": 50000}}, {"id": "I2", "lags": {"0_0": 60000}}])
+    assert caught_up_active(behind, answer(I1="0_0")).holds and caught_up_active(behind, answer(I2="0_0")).violated
+
+
+def test_caught_up_active_leaving_members():
+    members = [{"id": "I1", "lags": {"0_0": 50000}}, {"id": "I2", "lags": {"0_0": 0}, "leaving": True}, {"id": "I3"}]
+    view = view_of(["0_0"], members)
+    assert caught_up_active(view, answer(I2="0_0")).holds  # the best of the group, leaving or not
+    assert caught_up_active(view, answer(I1="0_0")).holds  # the best of those staying
+    assert caught_up_active(view, answer(I3="0_0")).violated
+    lagging_leaver = view_of(["0_0"], [{"id": "I1", "lags": {"0_0": 0}}, {"id": "I2", "lags": {"0_0": 50000}, "leaving": True}])
+    assert caught_up_active(lagging_leaver, answer(I2="0_0")).violated
+
+
+# -- fixpoint --------------------------------------------------------------------------------------
+SETTLED = [
+    {"id": "I1", "active": ("0_0", "1_0"), "standby": ("0_1",), "lags": {"0_0": 0, "0_1": 5}},
+    {"id": "I2", "active": ("0_1",), "standby": ("0_0",), "lags": {"0_0": 0, "0_1": 0}},
+]
+
+
+def test_fixpoint_holds_when_the_settled_layout_comes_back():
+    view = view_of(["0_0", "0_1", "~1_0"], SETTLED, num_standby_replicas=1)
+    assert fixpoint_premise(view) == ()
+    v = fixpoint(view, answer(I1="0_0 1_0 +0_1", I2="0_1 +0_0"))
+    assert v.holds and v.measure == {"premise": True}
+
+
+def test_fixpoint_violations_name_the_changes():
+    view = view_of(["0_0", "0_1", "~1_0"], SETTLED, num_standby_replicas=1)
+    v = fixpoint(view, answer(I1="0_1 1_0 +0_0", I2="0_0 +0_1"))
+    assert v.violated and v.members == ("I1", "I2") and v.tasks == ()
+    assert "I1 gains active 0_1, loses active 0_0, gains standby 0_0, loses standby 0_1" in v.message
+    v = fixpoint(view, answer(probing=True, I1="0_0 1_0 +0_1", I2="0_1 +0_0"))
+    assert v.violated and v.message.endswith("but the answer asks for a probing rebalance")
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (lambda m: m[1].update(leaving=True), "I2 is leaving"),
+        (lambda m: m[1].update(warmup=("1_0",)), "I2 holds warmups"),
+        (lambda m: m[0].update(lags={"0_0": 20000}), "active 0_0 on I1 is not caught up (lag 20000)"),
+        (lambda m: m[0].update(active=("0_0",)), "not valid: task 1_0 has no active copy"),
+        (lambda m: m[1].update(standby=()), "not valid: task 0_0 has 0 standbys, needs 1"),
+        (lambda m: (m[0].update(active=("0_0", "0_1", "1_0"), standby=()), m[1].update(active=(), standby=("0_0", "0_1"))), "not balanced"),
+    ],
+)
+def test_fixpoint_premise_not_met_is_visible(change, reason):
+    members = [dict(m) for m in SETTLED]
+    change(members)
+    view = view_of(["0_0", "0_1", "~1_0"], members, num_standby_replicas=1)
+    assert reason in fixpoint_premise(view)
+    v = fixpoint(view, answer(I1="0_1", I2="0_0 1_0"))
+    assert v.holds and v.measure == {"premise": False} and v.message.startswith("premise not met: ")
+
+
+# -- stable ----------------------------------------------------------------------------------------
+def test_stable_cases():
+    members = [{"id": "I1", "active": ("1_0", "1_1")}, {"id": "I2"}, {"id": "I3", "active": ("1_2",), "leaving": True}]
+    view = view_of(["~1_0", "~1_1", "~1_2"], members)
+    kept = stable(view, answer(I1="1_0 1_1", I2="1_2"))  # 1_2 left a leaving member: free to go
+    assert kept.holds and kept.measure == {"premise": True, "owned": 2, "moved": 0}
+    v = stable(view, answer(I1="1_0", I2="1_1 1_2"))  # I1 could have kept 1_1: 2 and 1 either way
+    assert v.violated and v.message == "stateless task 1_1 moved from I1 to I2, but keeping it on I1 is as balanced"
+    assert v.members == ("I1", "I2") and v.tasks == ("1_1",)
+    crowded = view_of(["~1_0", "~1_1", "~1_2"], [{"id": "I1", "active": ("1_0", "1_1", "1_2")}, {"id": "I2"}])
+    needed = stable(crowded, answer(I1="1_0 1_1", I2="1_2"))
+    assert needed.holds and needed.measure["moved"] == 1 and "needed for balance" in needed.message
+    nothing = view_of(["~1_0", "0_0"], [{"id": "I1"}, {"id": "I2"}])
+    v = stable(nothing, answer(I1="1_0", I2="0_0"))
+    assert v.holds and v.measure["premise"] is False and v.message.startswith("premise not met")
+
+
+def test_stable_is_capacity_weighted():
+    owners = [{"id": "I1", "active": ("1_0", "1_1", "1_2")}, {"id": "I2", "active": ("1_3",)}]
+    out = answer(I1="1_1 1_2", I2="1_0 1_3")
+    even = view_of(["~1_0", "~1_1", "~1_2", "~1_3"], owners)
+    assert stable(even, out).holds  # 3 and 1 threads' worth on equal members: the move balances
+    weighted = view_of(["~1_0", "~1_1", "~1_2", "~1_3"], [{**owners[0], "capacity": 3}, owners[1]])
+    assert stable(weighted, out).violated  # 3 on 3 threads and 1 on 1 was already even
+
+
+# -- balanced --------------------------------------------------------------------------------------
+def test_balanced_is_capacity_weighted_and_measured():
+    view = view_of(["0_0", "0_1", "0_2"], [{"id": "I1", "capacity": 2}, {"id": "I2", "capacity": 1}])
+    v = balanced(view, answer(I1="0_0 0_1", I2="0_2"))
+    assert v.holds and v.measure["balanced"] and v.measure["active_spread"] == 0.0
+    v = balanced(view, answer(I1="0_0", I2="0_1 0_2"))
+    assert v.violated and v.measure["attainable"] is True and "I2 has 2 actives, I1 has 1 active on 2 threads" in v.message
+
+
+def test_balanced_probing_excuses_ha_but_not_sticky():
+    view = view_of(["0_0", "0_1", "0_2"], [{"id": "I1"}, {"id": "I2"}])
+    lopsided = answer(probing=True, I1="0_0 0_1 0_2")
+    assert balanced(view, lopsided).holds and "probing rebalance is scheduled" in balanced(view, lopsided).message
+    assert balanced_at_once(view, lopsided).violated
+    ha = {v.property: v for v in check_assignment(view, lopsided, rules="ha")}
+    sticky = {v.property: v for v in check_assignment(view, lopsided, rules="sticky")}
+    assert ha["balanced"].holds and sticky["balanced"].violated
+
+
+def test_balanced_when_no_balanced_assignment_exists_or_warmups_are_off():
+    members = [{"id": "I1", "capacity": 1}, {"id": "I2", "capacity": 2}]
+    view = view_of(["0_0", "1_0", "2_0"], members)
+    assert balance_attainable(view) is False
+    v = balanced(view, answer(I2="0_0 1_0 2_0"))
+    assert v.holds and v.measure["attainable"] is False and "no balanced assignment" in v.message
+    off = view_of(["0_0", "0_1", "0_2"], [{"id": "I1"}, {"id": "I2"}], max_warmup_replicas=0)
+    assert balanced(off, answer(I1="0_0 0_1 0_2")).status is Status.INCONCLUSIVE
+
+
+def test_balanced_subtopology_spread():
+    four = view_of(["0_0", "0_1", "1_0", "1_1"], [{"id": "I1"}, {"id": "I2"}])
+    assert balanced(four, answer(I1="0_0 0_1", I2="1_0 1_1")).violated  # instance balance alone is not enough
+    assert balanced_at_once(four, answer(I1="0_0 0_1", I2="1_0 1_1")).holds  # sticky promises instance balance
+    assert balanced(four, answer(I1="0_0 1_0", I2="0_1 1_1")).holds
+
+
+def test_balance_attainable_agrees_with_brute_force():
+    from itertools import product
+
+    from rebalproof.model.balance import is_balanced
+
+    for caps in [(1, 2), (1, 3), (2, 3), (1, 1, 2), (1, 2, 3)]:
+        for shape in [(1,), (1, 1), (1, 1, 1), (2, 1), (3, 1), (2, 2), (3, 2, 1)]:
+            tasks = [f"{s}_{p}" for s, n in enumerate(shape) for p in range(n)]
+            members = [{"id": f"I{i + 1}", "capacity": c} for i, c in enumerate(caps)]
+            view = view_of(tasks, members)
+            ids = [m["id"] for m in members]
+            brute = any(
+                is_balanced(view, Assignment.build({m: {"active": [t for t, x in zip(tasks, pick) if x == m]} for m in ids}))
+                for pick in product(ids, repeat=len(tasks))
+            )
+            assert balance_attainable(view) is brute, (caps, shape)
+
+
+# -- broken assignors: exactly their property ------------------------------------------------------
+INPUTS = rebalance_inputs(max_members=4, max_subtopologies=3, max_partitions=3)
+
+
+@settings(max_examples=150)
+@given(INPUTS)
+def test_reference_keeps_every_ha_promise(view):
+    verdicts = check_assignment(view, reference(view), rules="ha")
+    assert [v.property for v in verdicts if v.status is not Status.HOLDS] == [], [v.to_json() for v in verdicts]
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+# some defects need a rare input (an owned stateless task, a lagging member): assume() skips
+# the rest and Hypothesis keeps drawing until max_examples inputs showed the defect
+@settings(max_examples=40, suppress_health_check=[HealthCheck.filter_too_much])
+@given(view=INPUTS)
+def test_broken_assignor_breaks_exactly_its_property(name, view):
+    broken, expected = BROKEN[name]
+    out = broken(view)
+    assume(out is not None)
+    verdicts = check_assignment(view, out, rules="ha")
+    assert [v.property for v in verdicts if v.violated] == [expected], [v.to_json() for v in verdicts]
+    assert all(v.status is not Status.INCONCLUSIVE for v in verdicts)
+    report = oracle.check(encode_input(view), encode_assignment(out), rules="ha")
+    assert not report.ok and [v.property for v in report.violations] == [expected]
+
+
+# -- the oracle ------------------------------------------------------------------------------------
+def test_oracle_takes_values_or_json_and_checks_ids():
+    view = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}])
+    out = answer(I1="0_0", I2="")
+    assert oracle.check(view, out).to_json() == oracle.check(encode_input(view), encode_assignment(out)).to_json()
+    report = oracle.check(view, out, rules="sticky")
+    assert report.ok and report.rules == "sticky" and json.loads(json.dumps(report.to_json()))["ok"] is True
+    with pytest.raises(InputError, match="member 'I2' of the input is missing"):
+        oracle.check(view, {"assignment": {"I1": {"active": ["0_0"]}}})
+    with pytest.raises(InputError, match="unknown task '9_9'"):
+        oracle.check(view, answer(I1="0_0 9_9", I2=""))
+    with pytest.raises(InputError, match="rule sets are sticky, eager, learner, ha"):
+        oracle.check(view, out, rules="kip-441")
+    with pytest.raises(InputError, match="must be a RebalanceInput or its JSON object"):
+        oracle.check("input.json", out)
+    with pytest.raises(InputError, match="unknown field"):
+        oracle.check({"tasks": [], "members": [], "extra": 1}, {"assignment": {}})
+
+
+@settings(max_examples=150)
+@given(INPUTS.flatmap(lambda v: assignments(v).map(lambda a: (v, a))))
+def test_any_answer_gets_one_deterministic_verdict_per_property(pair):
+    view, out = pair
+    for rules in RULE_SETS:
+        report = oracle.check(encode_input(view), encode_assignment(out), rules=rules)
+        assert [v.property for v in report.verdicts] == NAMES
+        assert report == oracle.check(view, out, rules=rules)
+        json.dumps(report.to_json())
+        for v in report.violations:
+            assert v.message
+
+
+# -- strategies ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "make, fix",
+    [
+        (lambda: rebalance_inputs(max_members=0), "max_members=1 or more"),
+        (lambda: rebalance_inputs(min_members=3, max_members=2), "pass max_members>=3"),
+        (lambda: rebalance_inputs(max_capacity=True), "must be a whole number"),
+        (lambda: rebalance_inputs(config={"num_standby_replicas": 1}), "must be a Config, a strategy of Config"),
+        (lambda: rebalance_inputs(leaving="yes"), "must be True or False"),
+        (lambda: strategies.tasks_lists(max_partitions=0), "max_partitions=1 or more"),
+        (lambda: strategies.tasks_lists(min_subtopologies=4), "pass max_subtopologies>=4"),
+        (lambda: strategies.configs(min_warmup_replicas=2, max_warmup_replicas=1), "pass max_warmup_replicas>=2"),
+        (lambda: strategies.configs(acceptable_recovery_lags=()), "non-empty sequence"),
+        (lambda: assignments({"tasks": []}), "must be a RebalanceInput"),
+    ],
+)
+def test_strategy_arguments_are_checked(make, fix):
+    with pytest.raises(InvalidArgument, match=fix.replace("(", r"\(")):
+        make()
+
+
+@settings(max_examples=200)
+@given(rebalance_inputs())
+def test_generated_inputs_are_contract_inputs(view):
+    assert decode_input(json.loads(json.dumps(encode_input(view)))) == view
+    for task in view.task_ids:
+        assert len(view.owners(task)) <= 1  # actives unique going in
+        for member in view.owners(task):
+            assert member not in view.holders(task, "standby")
+    for member in view.members:
+        if view.is_new(member.id):
+            assert not member.copies  # a new member held nothing in the previous round
+        for task in member.active:
+            assert (member.lag(task) or 0) == 0  # an active is current
+
+
+WITNESSES = {
+    "a settled group (fixpoint premise met)": lambda v: fixpoint_premise(v) == () and len(v.members) > 1 and len(v.tasks) > 1,
+    "a new member": lambda v: v.previous_members is not None and any(v.is_new(m) for m in v.member_ids),
+    "a departed member (in previous_members, gone)": lambda v: v.previous_members is not None and set(v.previous_members) - set(v.member_ids),
+    "an unowned task": lambda v: any(not v.owners(t) for t in v.task_ids) and any(m.active for m in v.members),
+    "a leaving member": lambda v: any(m.leaving for m in v.members),
+    "lost leader memory": lambda v: v.previous_members is None,
+    "warmups going in": lambda v: any(m.warmup for m in v.members),
+    "a standby lagging beyond acceptable_recovery_lag": lambda v: any(
+        m.lag(t) is not None and m.lag(t) > v.config.acceptable_recovery_lag for m in v.members for t in m.standby
+    ),
+    "leftover state without a role": lambda v: any(t not in m.copies for m in v.members for t, _ in m.lags),
+    "a member with no state among members with state": lambda v: any(not m.lags for m in v.members) and any(m.lags for m in v.members),
+    "unequal capacities": lambda v: len({m.capacity for m in v.members}) > 1,
+    "a stateless task kept in place (stable premise)": lambda v: any(v.owners(t) for t in v.stateless_task_ids),
+}
+
+
+@pytest.mark.parametrize("what", sorted(WITNESSES))
+def test_strategies_produce_every_situation(what):
+    # generation only: the witness is that one exists, a minimal one is not needed
+    find(rebalance_inputs(), WITNESSES[what], settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
