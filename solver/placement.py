@@ -1,0 +1,448 @@
+"""The active-placement problem: the structure that makes the optimum fast to find and prove.
+
+Every objective but ``restore`` and ``warmups`` depends on the actives alone, and those two
+reduce to the actives too (proof below), so the optimiser only has to place actives:
+
+- *standbys*: a task's ``r`` required standbys go to eligible members other than its active;
+  nothing else bounds them, so the least number of cold copies of task ``t`` is
+  ``max(0, r + 1 - k_t)`` (``k_t``: eligible members caught up on ``t``) when its active is
+  caught up, and one more when the active is cold *and* ``r < k_t`` (a caught-up member is
+  left over). So ``restore = const + #cold actives of tasks with r < k_t`` at best, reached by
+  giving standbys to caught-up members first.
+- *warmups* only add copies and never help an earlier objective: 0 at the optimum.
+
+Tasks with the same subtopology, allowed hosts and cold-penalty profile form a *class* of
+interchangeable tasks; a class is placed by counts, and the moves of a class are its owned
+tasks minus those kept on their owner (at most ``min(x_m, owned_m)`` on each member ``m``).
+
+Balance of one group (all tasks, or one subtopology's) with capacities: ``imbalance <= K``
+iff some level ``lam`` has ``ceil(lam*c_m) - K <= n_m <= floor(lam*c_m)`` for every staying
+member. The least top load ``Lam`` is found with upper-bound flows (every assignment has a
+member at ``Lam`` or above: a Hall violator certifies ``Lam - 1 step`` infeasible); the least
+``K`` with lower bounds ``ceil(Lam*c_m) - K`` met is found with lower-bound flows (a deficient
+member set certifies ``K - 1``; larger levels only raise lower bounds). The boxes of the optimal
+set are those levels ``lam >= Lam`` whose lower bounds can still be met; with equal capacities
+there is exactly one.
+
+With one box per group, the optimal set of ``imbalance`` and ``spread`` is the set of flows
+through (subtopology, member) slots within the boxes, and ``moves``/``restore`` is a min-cost
+flow over it (cost ``W * moved + cold``, ``W`` above any cold count), proven by potentials.
+What flow cannot express -- several boxes for a group (unequal capacities), the spread bound
+not met jointly, tasks that may go to both staying and leaving members -- goes to Z3 on the
+*count model* (one integer per class and member), seeded with the flow bounds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import z3
+
+from rebalproof.model.assignment import ROLES, Assignment
+from rebalproof.model.balance import is_balanced
+from rebalproof.model.names import id_key, sorted_ids, subtopology_of
+from rebalproof.model.ranking import is_caught_up, rank
+from rebalproof.model.view import RebalanceInput
+from rebalproof.solver.encode import balance_bound
+from rebalproof.solver.flow import Cut, bounded_min_cost, fills_over, fits_under
+from rebalproof.solver.objectives import OBJECTIVES, evaluate
+from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
+from rebalproof.solver.rules import Facts, violations
+from rebalproof.solver.staged import Deadline, check_named
+
+__all__ = ["solve_placement", "GroupBalance", "analyse_group", "place_standbys"]
+
+
+# --------------------------------------------------------------------------- balance of one group
+@dataclass(frozen=True)
+class GroupBalance:
+    """The least imbalance of one group and the boxes of the layouts reaching it.
+
+    ``boxes`` is a list of ``{member: (lo, hi)}``; ``proof`` says why ``least - 1`` is impossible
+    (empty when ``least`` is 0); ``exact`` is False when more boxes might exist than were listed.
+    """
+
+    least: int
+    top: Fraction
+    boxes: tuple
+    proof: str
+    exact: bool = True
+
+
+def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 8) -> GroupBalance:
+    """The least imbalance of placing ``classes`` ((q, hosts) with hosts among ``caps``' members)."""
+    members = sorted_ids(caps)
+    total = sum(q for q, _ in classes)
+    if total == 0:
+        return GroupBalance(least=0, top=Fraction(0), boxes=({m: (0, 0) for m in members},), proof="")
+    if len(members) == 1:
+        return GroupBalance(least=0, top=Fraction(total, caps[members[0]]), boxes=({members[0]: (total, total)},), proof="")
+
+    def hi_at(lam: Fraction) -> dict:
+        return {m: math.floor(lam * caps[m]) for m in members}
+
+    # least top load: per distinct capacity c, the least a with level a/c feasible
+    top = None
+    for c in sorted(set(caps.values())):
+        lo_a, hi_a = math.ceil(Fraction(total * c, sum(caps.values()))), total * c
+        while lo_a < hi_a:
+            mid = (lo_a + hi_a) // 2
+            if fits_under(classes, hi_at(Fraction(mid, c))).ok:
+                hi_a = mid
+            else:
+                lo_a = mid + 1
+        level = Fraction(lo_a, c)
+        top = level if top is None else min(top, level)
+    below = {m: math.ceil(top * caps[m]) - 1 for m in members}
+    upper_cut = fits_under(classes, below)
+    if upper_cut.ok:
+        raise AssertionError("least top load is not least")
+
+    def lo_at(lam: Fraction, k: int) -> dict:
+        return {m: math.ceil(lam * caps[m]) - k for m in members}
+
+    lo_k, hi_k = 0, max(math.ceil(top * caps[m]) for m in members)
+    while lo_k < hi_k:
+        mid = (lo_k + hi_k) // 2
+        if fills_over(classes, lo_at(top, mid)).ok:
+            hi_k = mid
+        else:
+            lo_k = mid + 1
+    least = lo_k
+    proof = ""
+    if least > 0:
+        lower_cut = fills_over(classes, lo_at(top, least - 1))
+        load = f"{top}" if top.denominator != 1 else f"{top.numerator}"
+        proof = (
+            f"{name}: every layout loads some member to {load} per thread or more ({upper_cut.say()} otherwise), "
+            f"so {name} <= {least - 1} would need each member m to get at least ceil({load}*c_m) - {least - 1}: {lower_cut.say()}"
+        )
+    # boxes: levels from top upwards while the lower bounds can still be met
+    boxes, exact = [], True
+    lam = top
+    while True:
+        box = {m: (max(0, math.ceil(lam * caps[m]) - least), math.floor(lam * caps[m])) for m in members}
+        boxes.append(box)
+        nxt = min(Fraction(math.floor(lam * caps[m]) + 1, caps[m]) for m in members)
+        if len(set(caps.values())) == 1 or not fills_over(classes, lo_at(nxt, least)).ok:
+            break
+        if len(boxes) >= max_boxes:
+            exact = False
+            break
+        lam = nxt
+    return GroupBalance(least=least, top=top, boxes=tuple(boxes), proof=proof, exact=exact)
+
+
+# --------------------------------------------------------------------------- the problem
+@dataclass
+class _Class:
+    key: tuple
+    sub: str
+    hosts: tuple
+    cold: frozenset  # hosts where an active adds 1 to restore
+    owned: bool
+    tasks: list = field(default_factory=list)
+    owners: dict = field(default_factory=dict)  # owner -> count of tasks owned there (owner among hosts)
+
+
+class _Problem:
+    def __init__(self, view: RebalanceInput, facts: Facts):
+        self.view, self.facts = view, facts
+        self.staying = facts.staying
+        self.caps = {m: view.member(m).capacity for m in self.staying}
+        staying = set(self.staying)
+        self.penalty: dict[str, frozenset] = {}
+        self.const_restore = 0
+        for t in view.tasks:
+            if not t.stateful:
+                self.penalty[t.id] = frozenset()
+                continue
+            k = len(facts.caught_up[t.id])
+            self.const_restore += max(0, facts.required + 1 - k)
+            cold = frozenset(m for m in facts.active_hosts[t.id] if m not in facts.caught_up[t.id]) if facts.required < k else frozenset()
+            self.penalty[t.id] = cold
+        self.classes: dict[tuple, _Class] = {}
+        self.mixed = False
+        for t in view.task_ids:
+            hosts = facts.active_hosts[t]
+            inside = [m for m in hosts if m in staying]
+            if inside and len(inside) != len(hosts):
+                self.mixed = True
+            owner = facts.owner.get(t)
+            key = (subtopology_of(t), hosts, self.penalty[t], owner is not None)
+            cls = self.classes.get(key)
+            if cls is None:
+                cls = self.classes[key] = _Class(key=key, sub=key[0], hosts=hosts, cold=key[2], owned=key[3])
+            cls.tasks.append(t)
+            if owner is not None and owner in hosts:
+                cls.owners[owner] = cls.owners.get(owner, 0) + 1
+        self.weight = sum(1 for t in view.tasks if t.stateful) + 1  # W: above any count of cold actives
+        self.subs = sorted_ids({c.sub for c in self.classes.values()})
+
+    def balance_classes(self, sub: str | None = None):
+        """(q, hosts) per hosts-set of the tasks counted by balance (hosts all staying), of one subtopology or all."""
+        merged: dict[tuple, int] = defaultdict(int)
+        for c in self.classes.values():
+            if (sub is None or c.sub == sub) and c.hosts and all(m in self.caps for m in c.hosts):
+                merged[c.hosts] += len(c.tasks)
+        return [(q, hosts) for hosts, q in sorted(merged.items())]
+
+    def decode(self, counts: dict, kept: dict) -> dict[str, str]:
+        """Task -> member from per-class counts and per-class kept-on-owner counts."""
+        host = {}
+        for key, cls in self.classes.items():
+            slots = dict(counts.get(key, {}))
+            kept_here = dict(kept.get(key, {}))
+            rest = []
+            for t in cls.tasks:
+                owner = self.facts.owner.get(t)
+                if owner is not None and kept_here.get(owner, 0) > 0:
+                    host[t] = owner
+                    kept_here[owner] -= 1
+                    slots[owner] -= 1
+                else:
+                    rest.append(t)
+            free = [m for m in sorted(slots, key=id_key) for _ in range(slots[m])]
+            if len(free) != len(rest) or any(v < 0 for v in slots.values()):
+                raise AssertionError("placement counts do not add up")
+            host.update(zip(rest, free))
+        return host
+
+
+# --------------------------------------------------------------------------- standbys and the answer
+def place_standbys(view: RebalanceInput, facts: Facts, host: dict[str, str]) -> Assignment:
+    """The answer for actives ``host``: standbys on caught-up members first, then least loaded.
+
+    Each stateful task gets exactly the required standbys, on eligible members other than its
+    active: caught-up ones first (this reaches the least ``restore``), then the least loaded
+    (actives plus standbys per thread), ties by rank and id. No warmups. Under ``ha`` the answer
+    asks for a probing rebalance exactly when it is not balanced.
+    """
+    roles = {m: {r: [] for r in ROLES} for m in view.member_ids}
+    load = {m: 0 for m in view.member_ids}
+    for t, m in host.items():
+        roles[m]["active"].append(t)
+        load[m] += 1
+    cap = {m: view.member(m).capacity for m in view.member_ids}
+    for t in view.stateful_task_ids:
+        if not facts.required:
+            break
+        options = [m for m in facts.eligible[t] if m != host[t]]
+        options.sort(key=lambda m: (m not in facts.caught_up[t], m in facts.treat_leaving, Fraction(load[m], cap[m]), rank(view, m, t), id_key(m)))
+        for m in options[: facts.required]:
+            roles[m]["standby"].append(t)
+            load[m] += 1
+    answer = Assignment.build(roles)
+    if facts.rules.probing and not is_balanced(view, answer):
+        answer = Assignment.build(roles, probing_rebalance=True)
+    return answer
+
+
+# --------------------------------------------------------------------------- Z3 count model
+class _CountModel:
+    """One integer per (class, host): how many of the class's tasks go there; exact for every objective."""
+
+    def __init__(self, prob: _Problem):
+        self.prob = prob
+        self.x, self.kept, cons = {}, {}, []
+        for i, (key, cls) in enumerate(prob.classes.items()):
+            total = []
+            for m in cls.hosts:
+                v = z3.Int(f"x[{i}@{m}]")
+                self.x[(key, m)] = v
+                cons += [v >= 0, v <= len(cls.tasks)]
+                total.append(v)
+            cons.append(z3.Sum(total) == len(cls.tasks))
+            for o, n in cls.owners.items():
+                k = z3.Int(f"kept[{i}@{o}]")
+                self.kept[(key, o)] = k
+                cons += [k >= 0, k <= n, k <= self.x[(key, o)]]
+        self.cons = cons
+        caps = prob.caps
+
+        def counts(sub=None):
+            out = {}
+            for m in caps:
+                terms = [v for (key, mm), v in self.x.items() if mm == m and (sub is None or key[0] == sub)]
+                out[m] = z3.Sum(terms) if terms else z3.IntVal(0)
+            return out
+
+        self.k = z3.Int("imbalance")
+        self.defs = {"imbalance": [self.k >= 0] + balance_bound(counts(), caps, self.k, "all")}
+        ks, sub_defs = [], []
+        for sub in prob.subs:
+            ks_ = z3.Int(f"spread[{sub}]")
+            ks.append(ks_)
+            sub_defs += [ks_ >= 0] + balance_bound(counts(sub), caps, ks_, sub)
+        self.defs["spread"] = sub_defs
+        owned = sum(len([t for t in c.tasks if prob.facts.owner.get(t)]) for c in prob.classes.values())
+        kept = list(self.kept.values())
+        cold = [v for (key, m), v in self.x.items() if m in prob.classes[key].cold]
+        self.expr = {
+            "imbalance": self.k,
+            "spread": z3.Sum(ks) if ks else z3.IntVal(0),
+            "moves": owned - (z3.Sum(kept) if kept else z3.IntVal(0)),
+            "restore": prob.const_restore + (z3.Sum(cold) if cold else z3.IntVal(0)),
+        }
+
+    def constraints(self):
+        return [("count", c) for c in self.cons] + [(f"def:{n}", c) for n, cs in self.defs.items() for c in cs]
+
+    def host(self, model) -> dict[str, str]:
+        counts, kept = defaultdict(dict), defaultdict(dict)
+        for (key, m), v in self.x.items():
+            counts[key][m] = model.eval(v, model_completion=True).as_long()
+        for (key, o), v in self.kept.items():
+            kept[key][o] = model.eval(v, model_completion=True).as_long()
+        return self.prob.decode(counts, kept)
+
+
+# --------------------------------------------------------------------------- the engine
+def _flow_stage3(prob: _Problem, inst_box: dict, sub_boxes: dict):
+    """Min-cost flow of moves then cold actives within the boxes; (host, moves, cold, proof) or None."""
+    arcs, supplies = [], {}
+    w = prob.weight
+    for key, cls in prob.classes.items():
+        node = ("class", key)
+        supplies[node] = len(cls.tasks)
+        for m in cls.hosts:
+            arcs.append((node, ("slot", cls.sub, m), 0, None, (w if cls.owned else 0) + (1 if m in cls.cold else 0)))
+        for o, n in cls.owners.items():
+            stay = ("stay", key, o)
+            arcs.append((node, stay, 0, n, 1 if o in cls.cold else 0))
+            arcs.append((stay, ("slot", cls.sub, o), 0, None, 0))
+    slots = {(cls.sub, m) for cls in prob.classes.values() for m in cls.hosts}
+    for sub, m in sorted(slots, key=lambda p: (id_key(p[0]), id_key(p[1]))):
+        lo, hi = sub_boxes.get(sub, {}).get(m, (0, None))
+        arcs.append((("slot", sub, m), ("member", m), lo, hi, 0))
+    for m in sorted_ids({m for _, m in slots} | set(inst_box)):
+        lo, hi = inst_box.get(m, (0, None))
+        arcs.append((("member", m), "sink", lo, hi, 0))
+    supplies["sink"] = -sum(supplies.values())
+    solution = bounded_min_cost(arcs, supplies)
+    if solution is None:
+        return None
+    counts, kept = defaultdict(dict), defaultdict(dict)
+    for key, cls in prob.classes.items():
+        for m in cls.hosts:
+            counts[key][m] = solution.flow[(("class", key), ("slot", cls.sub, m))]
+        for o in cls.owners:
+            f = solution.flow[(("class", key), ("stay", key, o))]
+            counts[key][o] = counts[key].get(o, 0) + f
+            kept[key][o] = f
+    host = prob.decode(counts, kept)
+    moves = sum(1 for t, o in prob.facts.owner.items() if host[t] != o)
+    cold = sum(1 for t, m in host.items() if m in prob.penalty[t])
+    if solution.cost != w * moves + cold:
+        raise AssertionError("decoded layout does not cost what the flow does")
+    return host, moves, cold, solution
+
+
+def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None = None, facts: Facts | None = None) -> Optimum:
+    """The lexicographic optimum by flow where flow suffices and Z3 (count model) for the rest."""
+    started = time.monotonic()
+    deadline = Deadline(timeout)
+    facts = facts or Facts(view, rules)
+    notes: list[str] = []
+
+    def finish(status, answer, bounds, reason="", engine="flow"):
+        return Optimum(status=status, rules=facts.rules.name, assignment=answer, objectives=tuple(bounds), reason=reason, engine=engine, seconds=time.monotonic() - started, notes=tuple(notes))
+
+    empty = [t for t, hosts in facts.active_hosts.items() if not hosts]
+    if empty:
+        return finish(INFEASIBLE, None, [Bound(n, None, 0, "none", "") for n in OBJECTIVES], f"no member may hold the active of {', '.join(empty[:5])}{' and more' if len(empty) > 5 else ''}: one-active with leaving/caught-up-active", "flow")
+    current = facts.fixpoint_current
+    if current is not None:
+        values = evaluate(view, current, facts).as_dict()
+        return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", "the fixpoint rule allows only the current assignment") for n in OBJECTIVES], engine="fixpoint")
+
+    prob = _Problem(view, facts)
+    bounds: dict[str, tuple[int, str, str]] = {}  # name -> (lower, method, proof)
+    host = None
+    engine = "flow"
+    stage3 = None
+    if not prob.mixed:
+        inst = analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+        bounds["imbalance"] = (inst.least, "flow-cut" if inst.least else "arithmetic", inst.proof or "imbalance is at least 0")
+        subs = {s: analyse_group(prob.balance_classes(s), prob.caps, name=f"spread of subtopology {s}") for s in prob.subs}
+        lb = sum(g.least for g in subs.values())
+        proofs = [g.proof for g in subs.values() if g.proof]
+        bounds["spread"] = (lb, "flow-cut" if lb else "arithmetic", "; ".join(proofs) or "spread is at least 0")
+        single = len(inst.boxes) == 1 and inst.exact and all(len(g.boxes) == 1 and g.exact for g in subs.values())
+        if single:
+            stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+            if stage3 is None:
+                notes.append(f"the per-subtopology spread bound {lb} is not reachable together with imbalance {inst.least}: Z3 takes over from spread")
+        else:
+            notes.append("a balance group has several boxes (unequal capacities): Z3 takes over from spread")
+    else:
+        notes.append("some tasks may go to staying or to leaving members: Z3 count model for every objective")
+
+    if stage3 is not None:
+        host, moves, cold, solution = stage3
+        bounds["moves"] = (moves, "flow-duals", f"min-cost flow of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
+        bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold copies every layout has (tasks with fewer caught-up members than copies) + {cold} cold actives, least by the same potentials")
+    else:
+        engine = "flow+z3" if not prob.mixed else "z3-count"
+        model = _CountModel(prob)
+        base = model.constraints()
+        if "imbalance" in bounds:
+            base.append(("opt:imbalance", model.expr["imbalance"] <= bounds["imbalance"][0]))
+            start = 1
+        else:
+            start = 0
+        result, found, _ = check_named(base, deadline=deadline)
+        if result != z3.sat:
+            why = "timed out before any layout was found" if result == z3.unknown else "the count model is unsatisfiable (a bug: every task has a host)"
+            return finish(INCONCLUSIVE, None, [Bound(n, None, bounds.get(n, (0,))[0], bounds.get(n, (0, "none"))[1], bounds.get(n, (0, "", ""))[2]) for n in OBJECTIVES], why, engine)
+        for index, name in enumerate(OBJECTIVES[start:4], start=start):
+            expr = model.expr[name]
+            hi = found.eval(expr, model_completion=True).as_long() if name not in ("imbalance", "spread") else _true_value(prob, model, found, name)
+            lo, method, proof = bounds.get(name, (0, "arithmetic", f"{name} is at least 0"))
+            if name == "restore":
+                lo, proof = max(lo, prob.const_restore), f"{prob.const_restore} cold copies every layout has"
+            while lo < hi:
+                mid = (lo + hi) // 2
+                result, m2, _ = check_named(base + [(f"try:{name}", expr <= mid)], deadline=deadline)
+                if result == z3.sat:
+                    found = m2
+                    hi = found.eval(expr, model_completion=True).as_long() if name not in ("imbalance", "spread") else _true_value(prob, model, found, name)
+                elif result == z3.unsat:
+                    lo, method = mid + 1, "z3-unsat"
+                    proof = f"{name} <= {mid} is unsatisfiable in the count model with the earlier objectives at their optima"
+                else:
+                    bounds[name] = (lo, method, proof)
+                    answer = place_standbys(view, facts, model.host(found))
+                    return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {name}", engine)
+            bounds[name] = (lo, method, proof)
+            base.append((f"opt:{name}", expr <= hi))
+        host = model.host(found)
+    bounds["warmups"] = (0, "arithmetic", "warmups is at least 0")
+    answer = place_standbys(view, facts, host)
+    broken = violations(view, answer, facts.rules, facts=facts)
+    if broken:
+        raise AssertionError(f"the optimal layout breaks {broken[0].name}: {broken[0].sentence}")
+    out = _bounds(view, facts, answer, bounds)
+    status = OPTIMAL if all(b.proven for b in out) else INCONCLUSIVE
+    if status != OPTIMAL:
+        raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
+    return finish(status, answer, out, engine=engine)
+
+
+def _true_value(prob: _Problem, model: _CountModel, found, name: str) -> int:
+    """The real imbalance/spread of a count-model layout (its integer variables are only upper bounds)."""
+    values = evaluate(prob.view, place_standbys(prob.view, prob.facts, model.host(found)), prob.facts)
+    return getattr(values, name)
+
+
+def _bounds(view, facts, answer, bounds) -> list[Bound]:
+    values = evaluate(view, answer, facts).as_dict()
+    out = []
+    for name in OBJECTIVES:
+        lo, method, proof = bounds.get(name, (0, "none", "not reached"))
+        out.append(Bound(name, values[name], lo, method, proof))
+    return out

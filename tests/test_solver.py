@@ -1,0 +1,117 @@
+"""The solver: engines agree with each other and with brute force; answers pass the oracle."""
+
+import doctest
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties import check_assignment
+from rebalproof.solver import encode, flow, objectives, optimize, placement, rules
+from rebalproof.solver.objectives import OBJECTIVES, evaluate
+from rebalproof.solver.optimize import optimal
+from rebalproof.solver.rules import Facts, violations
+
+LAGS = (None, 0, 5000, 20000, 80000)
+
+
+@st.composite
+def views(draw, max_members=3, max_tasks=3):
+    """Small KIP-441-style views: lags, previous actives/standbys, capacities, leaving members."""
+    n_members = draw(st.integers(1, max_members))
+    n_tasks = draw(st.integers(1, max_tasks))
+    subs = draw(st.integers(1, 2))
+    tasks = tuple(Task(id=f"{i % subs}_{i // subs}", stateful=draw(st.booleans())) for i in range(n_tasks))
+    ids = [f"I{i + 1}" for i in range(n_members)]
+    held = {m: {"active": [], "standby": []} for m in ids}
+    for t in tasks:
+        owner = draw(st.sampled_from(ids + [None]))
+        if owner:
+            held[owner]["active"].append(t.id)
+        spare = draw(st.sampled_from(ids + [None]))
+        if spare and spare != owner and t.stateful:
+            held[spare]["standby"].append(t.id)
+    members = []
+    for m in ids:
+        lags = {}
+        for t in tasks:
+            if t.stateful:
+                lag = draw(st.sampled_from(LAGS))
+                if lag is not None:
+                    lags[t.id] = lag
+        members.append(Member(id=m, capacity=draw(st.sampled_from((1, 1, 2))), leaving=draw(st.sampled_from((False, False, False, True))),
+                              active=tuple(held[m]["active"]), standby=tuple(held[m]["standby"]), lags=lags))
+    config = Config(num_standby_replicas=draw(st.integers(0, 2)), max_warmup_replicas=draw(st.integers(0, 2)))
+    previous = draw(st.sampled_from((None, tuple(ids), tuple(ids[:1]))))
+    return RebalanceInput(config=config, tasks=tasks, members=tuple(members), previous_members=previous)
+
+
+def brute_force(view, rules_name):
+    """Lexicographic optimum over every assignment: per task an active host and a role for each other member."""
+    facts = Facts(view, rules_name)
+    members = view.member_ids
+    per_task = []
+    for t in view.task_ids:
+        options = []
+        for host in members:
+            others = [m for m in members if m != host]
+            for roles in itertools.product((None, "standby", "warmup"), repeat=len(others)):
+                options.append((host, tuple(zip(others, roles))))
+        per_task.append(options)
+    best = None
+    for combo in itertools.product(*per_task):
+        layout = {m: {"active": [], "standby": [], "warmup": []} for m in members}
+        for t, (host, roles) in zip(view.task_ids, combo):
+            layout[host]["active"].append(t)
+            for m, role in roles:
+                if role:
+                    layout[m][role].append(t)
+        for probing in (False, True):
+            answer = Assignment.build(layout, probing_rebalance=probing)
+            if violations(view, answer, rules_name, facts=facts):
+                continue
+            value = evaluate(view, answer, facts).as_tuple()
+            if best is None or value < best:
+                best = value
+    return best
+
+
+def small_enough(view):
+    return len(view.tasks) * max(0, len(view.members) - 1) <= 6
+
+
+@pytest.mark.parametrize("module", [encode, flow, objectives, optimize, rules, placement])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
+
+
+@settings(max_examples=25)
+@given(views(max_members=3, max_tasks=3), st.sampled_from(("ha", "sticky", "learner")))
+def test_flow_engine_agrees_with_brute_force(view, rules_name):
+    if not small_enough(view):
+        return
+    result = optimal(view, rules_name)
+    expected = brute_force(view, rules_name)
+    if expected is None:
+        assert result.status == "infeasible"
+        return
+    assert result.status == "optimal"
+    assert tuple(result.values[n] for n in OBJECTIVES) == expected
+
+
+@settings(max_examples=20)
+@given(views(max_members=4, max_tasks=5), st.sampled_from(("ha", "sticky", "eager", "learner")))
+def test_engines_agree_and_answers_pass_the_oracle(view, rules_name):
+    fast = optimal(view, rules_name)
+    reference = optimal(view, rules_name, engine="z3")
+    assert fast.status == reference.status
+    if fast.status != "optimal":
+        return
+    assert fast.values == reference.values
+    assert all(b.proven for b in fast.objectives)
+    assert not violations(view, fast.assignment, rules_name)
+    for verdict in check_assignment(view, fast.assignment, rules=rules_name):
+        assert not verdict.violated, (verdict.property, verdict.message)
