@@ -50,7 +50,9 @@ _EXAMPLES = 3  # violations and findings kept per cell, with their inputs
 def seed_inputs() -> tuple[list[tuple[str, RebalanceInput]], dict[str, int]]:
     """(label, view) for every rebalance of every seed scenario, and the count per module.
 
-    A module that is not there yet counts 0 (its name is still reported).
+    ``SCENARIOS`` may hold scenarios with ``.rebalances`` or rebalances themselves (each with a
+    ``.view``, and ``.scenario`` / ``.round`` to name it). A module that is not there yet counts
+    0 (its name is still reported).
     """
     corpus: list[tuple[str, RebalanceInput]] = []
     counts: dict[str, int] = {}
@@ -64,10 +66,12 @@ def seed_inputs() -> tuple[list[tuple[str, RebalanceInput]], dict[str, int]]:
             counts[short] = 0
             continue
         before = len(corpus)
-        for i, scenario in enumerate(module.SCENARIOS):
-            name = getattr(scenario, "name", None) or f"scenario{i}"
-            for j, rebalance in enumerate(scenario.rebalances):
-                corpus.append((f"{short}/{name}/{j}", rebalance.view))
+        for i, item in enumerate(module.SCENARIOS):
+            # a scenario with .rebalances (seeds429), or one rebalance naming its .scenario (seeds441)
+            rebalances = getattr(item, "rebalances", None) or (item,)
+            name = getattr(item, "name", None) or getattr(item, "scenario", None) or f"scenario{i}"
+            for j, rebalance in enumerate(rebalances, start=1):
+                corpus.append((f"{short}/{name}/round{getattr(rebalance, 'round', j)}", rebalance.view))
         counts[short] = len(corpus) - before
     return corpus, counts
 

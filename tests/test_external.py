@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shlex
 import sys
 import time
@@ -54,13 +55,20 @@ def children_state() -> dict[int, str]:
     return out
 
 
-def gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie some other parent has to reap)."""
+def gone(pid: int, *, within: float = 2.0) -> bool:
+    """True when ``pid`` has exited (or exits within ``within`` s: SIGKILL is delivered asynchronously).
+
+    Waits on a pidfd, which becomes readable when the process exits: no polling, no sleep.
+    """
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
         return True
-    return stat[stat.rindex(")") + 2] == "Z"
+    try:
+        readable, _, _ = select.select([fd], [], [], within)
+        return bool(readable)
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(autouse=True)
