@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "rebalproof.cli.assign_cmd",
     "rebalproof.cli.oracle_cmd",
     "rebalproof.cli.verify_cmd",
+    "rebalproof.cli.optimal_cmd",
 )
 
 

@@ -118,8 +118,9 @@ def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 
         lower_cut = fills_over(classes, lo_at(top, least - 1))
         load = f"{top}" if top.denominator != 1 else f"{top.numerator}"
         proof = (
-            f"{name}: every layout loads some member to {load} per thread or more ({upper_cut.say()} otherwise), "
-            f"so {name} <= {least - 1} would need each member m to get at least ceil({load}*c_m) - {least - 1}: {lower_cut.say()}"
+            f"{name} <= {least - 1} is infeasible: no layout keeps every member below {load} per thread "
+            f"({upper_cut.say()} below it), and at level {load} or above {name} <= {least - 1} needs each member m "
+            f"to get at least ceil({load}*c_m) - {least - 1} ({lower_cut.say()})"
         )
     # boxes: levels from top upwards while the lower bounds can still be met
     boxes, exact = [], True
@@ -385,7 +386,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if stage3 is not None:
         host, moves, cold, solution = stage3
         bounds["moves"] = (moves, "flow-duals", f"min-cost flow of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
-        bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold copies every layout has (tasks with fewer caught-up members than copies) + {cold} cold actives, least by the same potentials")
+        bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     else:
         engine = "flow+z3" if not prob.mixed else "z3-count"
         model = _CountModel(prob)
