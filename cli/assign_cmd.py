@@ -22,7 +22,7 @@ import click
 from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.codec import decode_input, dumps_canonical, encode_assignment, read_json, write_json_atomic
 from rebalproof.properties import RULE_SETS, check_assignment
-from rebalproof.cli.render import format_assignment, print_finding, print_verdicts, verdict_details
+from rebalproof.cli.render import format_assignment, print_finding, print_verdicts, summary_line, verdict_details
 from rebalproof.errors import AssignorError, InputError
 
 __all__ = ["command", "DEFAULT_EXTERNAL_RULES", "save_finding", "finding_json", "check_timeout"]
@@ -88,4 +88,5 @@ def command(spec: str, input_path: Path, timeout: float, check: bool, rules: str
     violated = [v for v in verdicts if v.violated]
     for verdict in violated:
         click.echo(f"violated: {verdict.property}: {verdict_details(verdict)}", err=True)
+    click.echo(summary_line(verdicts), err=True)
     return 1 if violated else 0

@@ -26,12 +26,12 @@ from pathlib import Path
 
 import click
 
-from rebalproof.cli.render import print_table, print_verdicts, verdict_details
+from rebalproof.cli.render import print_table, print_verdicts, summary_line, verdict_details
 from rebalproof.corpus import check_corpus
 from rebalproof.errors import InputError
 from rebalproof.model.codec import read_json
 from rebalproof.oracle import OracleReport, check
-from rebalproof.properties import RULE_SETS, Status
+from rebalproof.properties import RULE_SETS
 
 __all__ = ["command", "judge", "summary"]
 
@@ -46,11 +46,7 @@ def judge(input_path: Path, output_path: Path, *, rules: str) -> OracleReport:
 
 def summary(report: OracleReport) -> str:
     """One line: ok / violated, with how many properties hold, are violated, are not promised."""
-    counts = {s: sum(1 for v in report.verdicts if v.status is s) for s in Status}
-    told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-    if report.violations:
-        return f"violated: {', '.join(v.property for v in report.violations)} ({told})"
-    return f"ok: every promised property holds ({told})"
+    return summary_line(report.verdicts)
 
 
 @click.command("oracle")

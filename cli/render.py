@@ -38,6 +38,7 @@ __all__ = [
     "print_verdicts",
     "print_finding",
     "format_assignment",
+    "summary_line",
 ]
 
 STATUS_STYLE = {
@@ -111,6 +112,20 @@ def print_verdicts(verdicts: Sequence[Verdict], *, title: str | None = None, fil
         file=file,
         stderr=stderr,
     )
+
+
+def summary_line(verdicts: Sequence[Verdict]) -> str:
+    """One line: ok / violated, with how many properties hold, are violated, are not promised.
+
+    >>> summary_line([Verdict(property="one-active", status=Status.HOLDS)])
+    'ok: every promised property holds (1 holds)'
+    """
+    counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
+    told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    violated = [v.property for v in verdicts if v.violated]
+    if violated:
+        return f"violated: {', '.join(violated)} ({told})"
+    return f"ok: every promised property holds ({told})"
 
 
 def print_finding(error, *, saved: str | None = None, file: TextIO | None = None) -> None:

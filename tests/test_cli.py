@@ -225,3 +225,16 @@ def test_verify_is_deterministic(capsys):
     first = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
     second = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
     assert first == second and "sticky" in first[1]
+
+
+def test_oracle_corpus_exit_codes(capsys, tmp_path):
+    good = json.dumps({"input": INPUT, "output": KEEP})
+    bad = json.dumps({"input": INPUT, "output": TWO_ACTIVES, "name": "two actives"})
+    code, out, _ = run(capsys, "oracle", "--corpus", write(tmp_path, "ok.jsonl", good + "\n" + good + "\n"))
+    assert code == 0 and "2 lines" in out
+    code, out, _ = run(capsys, "oracle", "--corpus", write(tmp_path, "bad.jsonl", good + "\n" + bad + "\n"))
+    assert code == 1 and "one-active" in out
+    code, out, err = run(capsys, "oracle", "--corpus", write(tmp_path, "broken.jsonl", good + "\n{nope\n"))
+    assert code == 2 and out == "" and err.startswith("error: ") and "line 2" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "oracle", "--corpus", str(tmp_path / "ok.jsonl"), str(tmp_path / "ok.jsonl"))
+    assert code == 2 and "not both" in err
