@@ -1,0 +1,120 @@
+"""Scenario bounds of a check: the finite pieces the group model is built from.
+
+Kept apart from the model (STYLE.md "Configuration is a frozen, keyword-only value"), read from
+CLI flags or a TOML scenario file (bounds only, no code).
+
+Abstraction choices:
+
+- tasks are ``S_P`` for ``subtopologies`` x ``partitions`` stateful tasks; ``stateless``
+  stateless tasks form one more subtopology (its index is ``subtopologies``);
+- the instance pool is ``I1 .. I<instances>``; the first ``initial`` are the group at the start,
+  the others can join, each id once (a restarted instance comes back as a new id, with no state);
+- the group starts *cold*: no member holds or has state for anything and a first rebalance is
+  due (seed 001 "Scale Up from Empty Group");
+- lags are abstracted (see :mod:`rebalproof.model.group_state`); the leader's view reports a
+  caught-up copy as lag 0 and a behind one as ``acceptable_recovery_lag + 1``, a copy with no
+  state not at all (KIP-441 "Computing the most-caught-up instances").
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from rebalproof.errors import InputError
+from rebalproof.model.view import Config, Task
+
+__all__ = ["Bounds", "load_scenario", "BOUND_FIELDS"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bounds:
+    """The bounds and configs of one checked configuration."""
+
+    instances: int = 3  # size of the pool of instance ids
+    initial: int = 2  # members at the start
+    subtopologies: int = 2
+    partitions: int = 2
+    stateless: int = 0  # stateless tasks (one more subtopology)
+    standbys: int = 1  # num_standby_replicas
+    max_warmups: int = 2  # max_warmup_replicas
+    acceptable_recovery_lag: int = 10000
+    events: int = 2  # membership events (join, leave, crash, mark-leaving)
+    depth: int | None = None  # BFS depth bound (None: none)
+    max_states: int | None = None  # stop after this many distinct states (None: none)
+    aging: bool = True  # state of unhosted copies ages and is cleaned up
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "aging":
+                if not isinstance(value, bool):
+                    raise InputError(f"must be true or false, got {value!r}", where=f"bounds.{f.name}")
+                continue
+            if value is None and f.name in ("depth", "max_states"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"must be a whole number of at least 0, got {value!r}", where=f"bounds.{f.name}")
+        if self.initial < 1:
+            raise InputError("the group needs at least 1 initial member", where="bounds.initial")
+        if self.instances < self.initial:
+            raise InputError(
+                f"the pool of {self.instances} instances cannot hold {self.initial} initial members; raise --instances",
+                where="bounds.instances",
+            )
+        if self.subtopologies * self.partitions + self.stateless < 1:
+            raise InputError("there must be at least one task", where="bounds")
+        if self.instances > 9 or self.subtopologies * self.partitions + self.stateless > 12:
+            raise InputError("bounds too large for explicit-state checking here (at most 9 instances, 12 tasks)", where="bounds")
+
+    @property
+    def config(self) -> Config:
+        return Config(
+            num_standby_replicas=self.standbys,
+            acceptable_recovery_lag=self.acceptable_recovery_lag,
+            max_warmup_replicas=self.max_warmups,
+        )
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        out = [Task(id=f"{s}_{p}") for s in range(self.subtopologies) for p in range(self.partitions)]
+        out += [Task(id=f"{self.subtopologies}_{p}", stateful=False) for p in range(self.stateless)]
+        return tuple(out)
+
+    @property
+    def member_ids(self) -> tuple[str, ...]:
+        return tuple(f"I{i}" for i in range(1, self.instances + 1))
+
+    @property
+    def behind_lag(self) -> int:
+        """The lag the leader's view reports for a copy that is behind."""
+        return self.acceptable_recovery_lag + 1
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+BOUND_FIELDS = tuple(f.name for f in fields(Bounds))
+
+
+def load_scenario(path: str | Path) -> dict:
+    """Read a TOML scenario file: a table of bounds (plus optional ``protocol``/``assignor`` names).
+
+    Only data: numbers, booleans and names. Unknown keys are an :class:`InputError`.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"scenario '{path}' does not exist; check the path") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"scenario '{path}' is not valid TOML: {exc}") from None
+    allowed = set(BOUND_FIELDS) | {"protocol", "assignor"}
+    for key in data:
+        if key not in allowed:
+            raise InputError(
+                f"unknown key '{key}' in scenario '{path}'; the keys are {', '.join(sorted(allowed))}",
+                where=str(path),
+            )
+    return data

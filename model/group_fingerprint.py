@@ -1,0 +1,142 @@
+"""Canonical encodings and 64-bit fingerprints of group states, with optional symmetry reduction.
+
+The explorer stores a visited state as a 64-bit fingerprint of a canonical byte encoding
+(TLC's scheme): ``blake2b(encoding, digest_size=8)``. Unlike Python's ``hash`` it is the same
+in every process, so a distributed engine computes the same fingerprints. Two distinct states
+collide with probability about ``n**2 / 2**65`` for ``n`` states (:func:`collision_probability`).
+
+Symmetry reduction: the *canonical* encoding of a state forgets member ids (a member is
+described by what it holds, its lags and flags, whether it leads, whether the leader
+remembers it, its undelivered assignment) and takes the least encoding over every renaming of
+the tasks within each subtopology. Two states that differ by a renaming of instances and of
+partitions within subtopologies get one fingerprint. This is sound only when the successor
+relation commutes with renaming, which depends on the assignor
+(:mod:`rebalproof.model.group_symmetry`).
+
+Examples
+--------
+>>> from rebalproof.model.group_state import GroupState, MemberState
+>>> a = GroupState(members=(MemberState(id="I1", active=("0_0",)), MemberState(id="I2")), leader="I1", memory=None, spawned=2, events=0)
+>>> b = GroupState(members=(MemberState(id="I1", active=("0_1",)), MemberState(id="I2")), leader="I1", memory=None, spawned=2, events=0)
+>>> fingerprint(a) == fingerprint(b)
+False
+>>> perms = task_permutations(("0_0", "0_1"))
+>>> fingerprint_symmetric(a, perms) == fingerprint_symmetric(b, perms)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+from rebalproof.model.group_state import GroupState
+from rebalproof.model.names import subtopology_of
+
+__all__ = [
+    "encode",
+    "fingerprint",
+    "task_permutations",
+    "canonical_encode",
+    "fingerprint_symmetric",
+    "collision_probability",
+    "Fingerprinter",
+]
+
+
+def _j(items) -> str:
+    return ",".join(items)
+
+
+def encode(state: GroupState) -> bytes:
+    """The canonical byte encoding of a state (ids kept): equal states, equal bytes."""
+    parts = [
+        f"{m.id}|{_j(m.active)}|{_j(m.standby)}|{_j(m.warmup)}|{_j(f'{t}={c}' for t, c in m.lags)}|{int(m.leaving)}{int(m.ready)}"
+        for m in state.members
+    ]
+    parts.append(";".join(f"{e[0]}:{_j(e[1])}/{_j(e[2])}/{_j(e[3])}" for e in state.pending))
+    memory = "-" if state.memory is None else _j(state.memory)
+    parts.append(f"{state.leader}|{memory}|{state.spawned}|{state.events}|{_j(state.triggers)}|{int(state.probe)}")
+    return "#".join(parts).encode()
+
+
+def _hash64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def fingerprint(state: GroupState) -> int:
+    """64-bit fingerprint of :func:`encode` (no symmetry)."""
+    return _hash64(encode(state))
+
+
+def task_permutations(task_ids) -> tuple[dict, ...]:
+    """Every renaming of tasks that only permutes the partitions of each subtopology (identity first)."""
+    groups: dict[str, list[str]] = {}
+    for t in task_ids:
+        groups.setdefault(subtopology_of(t), []).append(t)
+    per_group = [[dict(zip(ids, p)) for p in itertools.permutations(ids)] for ids in groups.values()]
+    out = []
+    for combo in itertools.product(*per_group):
+        mapping = {}
+        for part in combo:
+            mapping.update(part)
+        out.append(mapping)
+    return tuple(out)
+
+
+def _canonical_under(state: GroupState, tmap: dict) -> str:
+    pending = {e[0]: e for e in state.pending}
+    memory = set(state.memory) if state.memory is not None else set()
+    present = {m.id for m in state.members}
+
+    def tasks(ts):
+        return tuple(sorted(tmap[t] for t in ts))
+
+    records = []
+    for m in state.members:
+        e = pending.get(m.id)
+        records.append(
+            (
+                m.id == state.leader,
+                m.id in memory,
+                m.leaving,
+                m.ready,
+                tasks(m.active),
+                tasks(m.standby),
+                tasks(m.warmup),
+                tuple(sorted((tmap[t], c) for t, c in m.lags)),
+                None if e is None else (tasks(e[1]), tasks(e[2]), tasks(e[3])),
+            )
+        )
+    records.sort()
+    departed = len(memory - present)
+    head = (state.leader is None, state.memory is None, departed, state.spawned, state.events, state.triggers, state.probe)
+    return repr((head, tuple(records)))
+
+
+def canonical_encode(state: GroupState, perms: tuple[dict, ...]) -> bytes:
+    """The least encoding over the renamings ``perms`` of tasks, member ids forgotten."""
+    return min(_canonical_under(state, p) for p in perms).encode()
+
+
+def fingerprint_symmetric(state: GroupState, perms: tuple[dict, ...]) -> int:
+    """64-bit fingerprint of :func:`canonical_encode`."""
+    return _hash64(canonical_encode(state, perms))
+
+
+def collision_probability(n: int) -> float:
+    """TLC-style estimate of a fingerprint collision among ``n`` distinct states: ``n**2 / 2**65``."""
+    return (n * n) / float(2**65)
+
+
+class Fingerprinter:
+    """A picklable ``state -> int`` for one model: plain, or reduced by symmetry."""
+
+    def __init__(self, task_ids=(), *, symmetry: bool = False):
+        self.symmetry = symmetry
+        self.perms = task_permutations(task_ids) if symmetry else ()
+
+    def __call__(self, state: GroupState) -> int:
+        if self.symmetry:
+            return fingerprint_symmetric(state, self.perms)
+        return fingerprint(state)

@@ -1,0 +1,458 @@
+"""The group model: a state machine of one group running one protocol with one assignor.
+
+Stateright's interface (STYLE.md): :meth:`GroupModel.init_states`, :meth:`GroupModel.actions`
+(enabled actions in a stable order), :meth:`GroupModel.next_state` (None when the action is
+disabled), and :meth:`GroupModel.expand` = ``[(action, next_state)]``, the pure successor
+function any engine calls (the local BFS, a level-synchronous Spark BFS).
+
+Each action is one operator below, guards first, then updates (TLA+ style). The rebalance is
+split into member-level steps (seed 002, "After KIP-429"):
+
+- ``rebalance``: every member joins (revoking what its protocol revokes at the join), the
+  leader builds its view (:class:`~rebalproof.model.view.RebalanceInput`) from the members'
+  reports and its memory, calls the assignor, applies its protocol's hand-over rule and sends
+  every member its assignment (one successor per answer of a nondeterministic assignor; when
+  the leader is gone, one per member it may elect). A rebalance in progress is abandoned by
+  the next one: undelivered members keep what they held, as a SyncGroup that gets
+  REBALANCE_IN_PROGRESS does.
+- ``deliver``: one member receives its assignment, revokes what it lost (and rejoins at once
+  when its protocol says so), starts what it gained. Deliveries interleave with each other and
+  with every other event, so revocations and hand-overs are asynchronous.
+
+The assignor only ever sees a :class:`RebalanceInput`; which member is leader does not change
+the view (after a leader change the memory is lost, whoever is elected).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.group_assignor import MemoChooser, as_chooser
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_protocol import Protocol
+from rebalproof.model.group_state import (
+    BEHIND,
+    CAUGHT_UP,
+    Action,
+    GroupState,
+    MemberState,
+)
+from rebalproof.model.view import Member, RebalanceInput
+
+__all__ = ["GroupModel", "RebalanceStep"]
+
+
+class RebalanceStep(NamedTuple):
+    """What one ``rebalance`` step computed: the leader's view, the assignor's answer, what was sent."""
+
+    view: RebalanceInput
+    assignment: Assignment
+    delivered: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]
+
+
+def _with(triggers: tuple[str, ...], reason: str) -> tuple[str, ...]:
+    if reason in triggers:
+        return triggers
+    return tuple(sorted(triggers + (reason,)))
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GroupModel:
+    """One protocol + one assignor + bounds. Pure: no method changes the model or a state."""
+
+    protocol: Protocol
+    bounds: Bounds
+    assignor: object  # a callable assignor or a chooser; wrapped as a MemoChooser
+    assignor_name: str = "assignor"
+    _chooser: MemoChooser = field(init=False, repr=False)
+    _stateful: frozenset = field(init=False, repr=False)
+    _order: dict = field(init=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
+        tasks = self.bounds.tasks
+        object.__setattr__(self, "_stateful", frozenset(t.id for t in tasks if t.stateful))
+        object.__setattr__(self, "_order", {t.id: i for i, t in enumerate(tasks)})
+
+    # -- the interface ---------------------------------------------------------------------
+    @property
+    def tasks(self):
+        return self.bounds.tasks
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.bounds.tasks)
+
+    def is_stateful(self, task: str) -> bool:
+        return task in self._stateful
+
+    def init_states(self) -> tuple[GroupState, ...]:
+        """The cold start: ``initial`` members, nothing held, no local state, a first rebalance due."""
+        members = tuple(MemberState(id=m) for m in self.bounds.member_ids[: self.bounds.initial])
+        return (
+            GroupState(
+                members=members,
+                leader=members[0].id,
+                memory=None,
+                spawned=self.bounds.initial,
+                events=0,
+                triggers=("start",),
+            ),
+        )
+
+    def actions(self, state: GroupState) -> list[Action]:
+        """Every enabled action, in the stable order of :data:`~rebalproof.model.group_state.ACTION_KINDS`."""
+        out: list[Action] = []
+        proto = self.protocol
+        members = state.members
+        if state.triggers and members:
+            n = len(self._answers_for(state)[1])
+            electors = (None,) if state.leader is not None else tuple(m.id for m in members)
+            for leader in electors:
+                for c in range(n):
+                    out.append(Action("rebalance", choice=c, leader=leader))
+        for entry in state.pending:
+            out.append(Action("deliver", member=entry[0]))
+        for m in members:
+            for t, c in m.lags:
+                if c == BEHIND and (t in m.active or t in m.standby or t in m.warmup):
+                    out.append(Action("restore", member=m.id, task=t))
+        if proto.ready_rejoin:
+            for m in members:
+                if m.ready:
+                    out.append(Action("rejoin", member=m.id))
+        if state.probe:
+            out.append(Action("probe"))
+        if proto.scale_down_timeout:
+            for m in members:
+                if m.leaving:
+                    out.append(Action("timeout", member=m.id))
+        if self.bounds.aging:
+            waiting = {e[0] for e in state.pending}
+            for m in members:
+                if m.id in waiting:
+                    continue
+                for t, c in m.lags:
+                    if not (t in m.active or t in m.standby or t in m.warmup):
+                        out.append(Action("age" if c == CAUGHT_UP else "cleanup", member=m.id, task=t))
+        if state.events < self.bounds.events:
+            if state.spawned < self.bounds.instances:
+                out.append(Action("join", member=self.bounds.member_ids[state.spawned]))
+            if len(members) >= 2:
+                for m in members:
+                    if m.id != state.leader:
+                        out.append(Action("leave", member=m.id))
+                if state.leader is not None:
+                    out.append(Action("crash", member=state.leader))
+            if proto.leaving and sum(1 for m in members if not m.leaving) >= 2:
+                for m in members:
+                    if not m.leaving:
+                        out.append(Action("mark-leaving", member=m.id))
+        return out
+
+    def next_state(self, state: GroupState, action: Action) -> GroupState | None:
+        """The state after ``action``, or None when it is disabled in ``state``."""
+        handler = _HANDLERS.get(action.kind)
+        if handler is None:
+            return None
+        return handler(self, state, action)
+
+    def expand(self, state: GroupState) -> list[tuple[Action, GroupState]]:
+        """``[(action, next_state)]`` for every enabled action: the pure successor function."""
+        out = []
+        for action in self.actions(state):
+            nxt = self.next_state(state, action)
+            if nxt is not None:
+                out.append((action, nxt))
+        return out
+
+    # -- the leader's side -----------------------------------------------------------------
+    def joined(self, state: GroupState) -> tuple[tuple[MemberState, ...], dict[str, tuple[str, ...]]]:
+        """Members after their join revocations, and what each reports as its actives."""
+        mode = self.protocol.revoke_at_join
+        out = []
+        reported = {}
+        if mode == "being-learned":
+            learning: dict[str, set] = {}
+            for m in state.members:
+                for t in m.warmup:
+                    learning.setdefault(t, set()).add(m.id)
+        for m in state.members:
+            if mode == "all":
+                reported[m.id] = m.active
+                out.append(m._replace(active=(), ready=False))
+            elif mode == "being-learned":
+                keep = tuple(t for t in m.active if not (learning.get(t, set()) - {m.id}))
+                reported[m.id] = keep
+                out.append(m._replace(active=keep, ready=False))
+            else:
+                reported[m.id] = m.active
+                out.append(m._replace(ready=False) if m.ready else m)
+        return tuple(out), reported
+
+    def view_of(self, state: GroupState) -> RebalanceInput:
+        """The leader's view a rebalance would build now."""
+        return self._answers_for(state)[0]
+
+    def _answers_for(self, state: GroupState):
+        joined, reported = self.joined(state)
+        key = (
+            tuple((m.id, m.leaving, reported[m.id], m.standby, m.warmup, m.lags) for m in joined),
+            state.memory,
+        )
+        behind = self.bounds.behind_lag
+
+        def build() -> RebalanceInput:
+            return RebalanceInput(
+                config=self.bounds.config,
+                tasks=self.bounds.tasks,
+                members=tuple(
+                    Member(
+                        id=m.id,
+                        leaving=m.leaving,
+                        active=reported[m.id],
+                        standby=m.standby,
+                        warmup=m.warmup,
+                        lags=tuple((t, 0 if c == CAUGHT_UP else behind) for t, c in m.lags),
+                    )
+                    for m in joined
+                ),
+                previous_members=state.memory,
+            )
+
+        return self._chooser.choices_for(key, build)
+
+    def rebalance_step(self, state: GroupState, action: Action) -> RebalanceStep | None:
+        """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""
+        if action.kind != "rebalance" or not state.triggers or not state.members:
+            return None
+        view, answers = self._answers_for(state)
+        if not 0 <= action.choice < len(answers):
+            return None
+        joined, _ = self.joined(state)
+        raw = answers[action.choice]
+        return RebalanceStep(view=view, assignment=raw, delivered=self._hand_over(joined, raw))
+
+    def _sorted(self, tasks) -> tuple[str, ...]:
+        order = self._order
+        return tuple(sorted(set(tasks), key=lambda t: order.get(t, len(order))))
+
+    def _hand_over(self, joined: tuple[MemberState, ...], raw: Assignment):
+        owner = {}
+        for m in joined:
+            for t in m.active:
+                owner[t] = m.id
+        wait = self.protocol.handover_after_revoke
+        out = []
+        for m in joined:
+            got = raw.of(m.id)
+            active = got.active
+            if wait:
+                active = tuple(t for t in active if owner.get(t, m.id) == m.id)
+            out.append((m.id, self._sorted(active), self._sorted(got.standby), self._sorted(got.warmup)))
+        return tuple(out)
+
+    # -- operators: guards, then updates -----------------------------------------------------
+    def _rebalance(self, s: GroupState, a: Action) -> GroupState | None:
+        if not s.triggers or not s.members:
+            return None
+        if s.leader is None:
+            if a.leader is None or not any(m.id == a.leader for m in s.members):
+                return None
+            leader = a.leader
+        else:
+            if a.leader is not None:
+                return None
+            leader = s.leader
+        step = self.rebalance_step(s, a)
+        if step is None:
+            return None
+        joined, _ = self.joined(s)
+        return GroupState(
+            members=joined,
+            leader=leader,
+            memory=tuple(m.id for m in joined),
+            spawned=s.spawned,
+            events=s.events,
+            triggers=(),
+            pending=step.delivered,
+            probe=step.assignment.probing_rebalance,
+        )
+
+    def _deliver(self, s: GroupState, a: Action) -> GroupState | None:
+        entry = next((e for e in s.pending if e[0] == a.member), None)
+        if entry is None:
+            return None
+        _, active, standby, warmup = entry
+        pending = tuple(e for e in s.pending if e[0] != a.member)
+        triggers = s.triggers
+        members = []
+        leader, memory = s.leader, s.memory
+        for m in s.members:
+            if m.id != a.member:
+                members.append(m)
+                continue
+            lags = dict(m.lags)
+            for t in active + standby + warmup:
+                if t in self._stateful and t not in lags:
+                    lags[t] = BEHIND
+            revoked = set(m.active) - set(active)
+            if revoked and self.protocol.rejoin_after_revoke:
+                triggers = _with(triggers, "revoked")
+            if self.protocol.leaving and m.leaving and not active:
+                # "the leaving member will shut down itself once received the instruction to
+                # revoke all its active tasks" (seed 001, Scale Down)
+                triggers = _with(triggers, "left")
+                if leader == m.id:
+                    leader, memory = None, None
+                continue
+            ready = m.ready
+            if self.protocol.ready_rejoin:
+                # a learner given to a member that is already caught up on it is ready at once
+                fresh = [w for w in warmup if w not in m.warmup and w in self._stateful]
+                if any(lags.get(w) == CAUGHT_UP for w in fresh):
+                    stateful = [w for w in warmup if w in self._stateful]
+                    ready = ready or self.protocol.partial_rebalance or all(lags.get(w) == CAUGHT_UP for w in stateful)
+            members.append(
+                m._replace(
+                    active=active,
+                    standby=standby,
+                    warmup=warmup,
+                    lags=tuple(sorted(lags.items(), key=lambda p: self._order[p[0]])),
+                    ready=ready,
+                )
+            )
+        return s._replace(members=tuple(members), pending=pending, triggers=triggers, leader=leader, memory=memory)
+
+    def _member_update(self, s: GroupState, member_id: str, fn) -> GroupState | None:
+        members = list(s.members)
+        for i, m in enumerate(members):
+            if m.id == member_id:
+                new = fn(m)
+                if new is None:
+                    return None
+                members[i] = new
+                return s._replace(members=tuple(members))
+        return None
+
+    def _restore(self, s: GroupState, a: Action) -> GroupState | None:
+        proto = self.protocol
+
+        def fn(m: MemberState):
+            if not m.hosts(a.task) or m.lag(a.task) != BEHIND:
+                return None
+            lags = tuple((t, CAUGHT_UP if t == a.task else c) for t, c in m.lags)
+            ready = m.ready
+            if proto.ready_rejoin and a.task in m.warmup:
+                if proto.partial_rebalance:
+                    ready = True
+                else:
+                    lag = dict(lags)
+                    ready = all(lag.get(w) == CAUGHT_UP for w in m.warmup if w in self._stateful)
+            return m._replace(lags=lags, ready=ready)
+
+        return self._member_update(s, a.member, fn)
+
+    def _rejoin(self, s: GroupState, a: Action) -> GroupState | None:
+        m = next((x for x in s.members if x.id == a.member), None)
+        if m is None or not m.ready or not self.protocol.ready_rejoin:
+            return None
+        s = self._member_update(s, a.member, lambda x: x._replace(ready=False))
+        return s._replace(triggers=_with(s.triggers, "ready"))
+
+    def _probe(self, s: GroupState, a: Action) -> GroupState | None:
+        if not s.probe:
+            return None
+        return s._replace(probe=False, triggers=_with(s.triggers, "probe"))
+
+    def _remove(self, s: GroupState, member_id: str, reason: str, counted: bool) -> GroupState:
+        members = tuple(m for m in s.members if m.id != member_id)
+        pending = tuple(e for e in s.pending if e[0] != member_id)
+        leader, memory = s.leader, s.memory
+        if leader == member_id:
+            leader, memory = None, None
+        return s._replace(
+            members=members,
+            pending=pending,
+            leader=leader,
+            memory=memory,
+            events=s.events + (1 if counted else 0),
+            triggers=_with(s.triggers, reason),
+        )
+
+    def _timeout(self, s: GroupState, a: Action) -> GroupState | None:
+        m = next((x for x in s.members if x.id == a.member), None)
+        if m is None or not m.leaving or not self.protocol.scale_down_timeout:
+            return None
+        return self._remove(s, m.id, "left", counted=False)
+
+    def _unhosted(self, s: GroupState, a: Action, want: int) -> GroupState | None:
+        if not self.bounds.aging or any(e[0] == a.member for e in s.pending):
+            return None
+
+        def fn(m: MemberState):
+            if m.hosts(a.task) or m.lag(a.task) != want:
+                return None
+            if want == CAUGHT_UP:
+                return m._replace(lags=tuple((t, BEHIND if t == a.task else c) for t, c in m.lags))
+            return m._replace(lags=tuple((t, c) for t, c in m.lags if t != a.task))
+
+        return self._member_update(s, a.member, fn)
+
+    def _age(self, s, a):
+        return self._unhosted(s, a, CAUGHT_UP)
+
+    def _cleanup(self, s, a):
+        return self._unhosted(s, a, BEHIND)
+
+    def _join(self, s: GroupState, a: Action) -> GroupState | None:
+        if s.events >= self.bounds.events or s.spawned >= self.bounds.instances:
+            return None
+        new_id = self.bounds.member_ids[s.spawned]
+        if a.member is not None and a.member != new_id:
+            return None
+        members = tuple(sorted(s.members + (MemberState(id=new_id),), key=lambda m: (len(m.id), m.id)))
+        return s._replace(members=members, spawned=s.spawned + 1, events=s.events + 1, triggers=_with(s.triggers, "join"))
+
+    def _leave(self, s: GroupState, a: Action) -> GroupState | None:
+        if s.events >= self.bounds.events or len(s.members) < 2 or a.member == s.leader:
+            return None
+        if not any(m.id == a.member for m in s.members):
+            return None
+        return self._remove(s, a.member, "left", counted=True)
+
+    def _crash(self, s: GroupState, a: Action) -> GroupState | None:
+        if s.events >= self.bounds.events or len(s.members) < 2 or s.leader is None:
+            return None
+        if a.member is not None and a.member != s.leader:
+            return None
+        return self._remove(s, s.leader, "crash", counted=True)
+
+    def _mark_leaving(self, s: GroupState, a: Action) -> GroupState | None:
+        if not self.protocol.leaving or s.events >= self.bounds.events:
+            return None
+        if sum(1 for m in s.members if not m.leaving) < 2:
+            return None
+        m = next((x for x in s.members if x.id == a.member), None)
+        if m is None or m.leaving:
+            return None
+        s = self._member_update(s, a.member, lambda x: x._replace(leaving=True))
+        return s._replace(events=s.events + 1, triggers=_with(s.triggers, "leaving"))
+
+
+_HANDLERS = {
+    "rebalance": GroupModel._rebalance,
+    "deliver": GroupModel._deliver,
+    "restore": GroupModel._restore,
+    "rejoin": GroupModel._rejoin,
+    "probe": GroupModel._probe,
+    "timeout": GroupModel._timeout,
+    "age": GroupModel._age,
+    "cleanup": GroupModel._cleanup,
+    "join": GroupModel._join,
+    "leave": GroupModel._leave,
+    "crash": GroupModel._crash,
+    "mark-leaving": GroupModel._mark_leaving,
+}

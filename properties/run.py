@@ -1,0 +1,710 @@
+"""Properties of runs of the group model, as named data (DESIGN.md "Per run of the group model").
+
+Each :class:`RunProperty` has a name, an expectation (``always`` / ``sometimes`` /
+``eventually``), a one-line promise, which protocol+assignor pairs promise it, and a check of
+one of three scopes:
+
+- ``state``: a predicate on every reachable state (``always``) or a witness (``sometimes``);
+- ``edge``: a predicate on every transition, e.g. on the assignment a rebalance computed;
+- ``graph``: evaluated on the explored state graph after exploration (liveness, cycles,
+  measures; :mod:`rebalproof.properties.run_liveness`).
+
+Every ``always`` property names a ``sometimes`` witness, so a vacuous pass shows up. A
+property a pair does not promise is still evaluated and reported as *not promised*, never
+skipped. Verdicts are three-valued (:mod:`rebalproof.properties.verdict`): a check whose
+exploration was cut short by a bound is *inconclusive* with that bound, never *holds*.
+
+Definitions (abstraction choices stated once, here):
+
+- *stable*: no rebalance in progress and none needed; *settled*: stable, no probing rebalance
+  scheduled, no learner waiting to rejoin, and no fair action enabled (nothing will ever change
+  the assignment again without a membership event).
+- a *decisive* rebalance is one whose assignor answer differs from what members held before
+  it and which is not only a cooperative follow-up (the hand-over of an already decided move).
+- ``bounded-unavailability`` counts, along any stretch of a run during which a task is processed
+  by nobody (no owner, or an owner still restoring), the *rounds that change its owner*:
+  rebalances whose delivered assignment gives the task to another member than the one that
+  held it before, or was about to receive it from an abandoned rebalance (or to nobody). Rebalances that leave a restoring owner in place do not count:
+  how long a restore takes is not the protocol's doing. The bound is :data:`UNAVAILABILITY_BOUND`.
+- ``converges``: under weak fairness (restores finish, deliveries arrive, needed and scheduled
+  rebalances happen) every run without membership change settles; for the KIP-441 rules the
+  settled assignment is balanced and the decisive rebalances after one added instance are at
+  most ``ceil(stateful tasks / max_warmup_replicas) + 1`` (Kafka's convergence test bound).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.balance import is_balanced
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_protocol import Protocol
+from rebalproof.model.group_state import (
+    FAIR_KINDS,
+    MEMBERSHIP_KINDS,
+    Action,
+    is_quiescent,
+    is_stable,
+    processing,
+)
+from rebalproof.model.view import Member, RebalanceInput
+from rebalproof.properties.run_liveness import fair_components, fair_cycle, longest_paths, nontrivial_sccs
+from rebalproof.properties.verdict import Status, Verdict
+
+__all__ = [
+    "RunContext",
+    "RunProperty",
+    "Discovery",
+    "PropertyResult",
+    "RunMonitor",
+    "RUN_PROPERTIES",
+    "UNAVAILABILITY_BOUND",
+    "property_names",
+    "evaluate",
+    "rebalance_bound",
+]
+
+#: Most owner-changing rounds in one unprocessed stretch of a task, for the pairs that promise
+#: ``bounded-unavailability``: a hand-over takes one (revoked, then handed over by the follow-up
+#: rebalance); one more is allowed for a lost task whose first new owner is itself lost.
+UNAVAILABILITY_BOUND = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunContext:
+    """What decides which promises apply: the protocol, the assignor's rule set, the bounds."""
+
+    protocol: Protocol
+    rules: str | None  # "ha", "learner", "sticky", or None (an external assignor, no rule set)
+    bounds: Bounds
+    assignor: str = ""
+
+    @property
+    def pair(self) -> str:
+        return f"{self.protocol.spec}+{self.assignor or self.rules or 'external'}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunProperty:
+    """A property of runs as named data."""
+
+    name: str
+    expectation: str  # "always" | "sometimes" | "eventually"
+    scope: str  # "state" | "edge" | "graph"
+    promise: str
+    promised_by: str  # in words
+    promised: Callable[[RunContext], bool]
+    check: Callable | None = None  # scope-dependent, see the module docstring
+    witness: str | None = None  # the sometimes-property that shows this one is not vacuous
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "expectation": self.expectation,
+            "scope": self.scope,
+            "promise": self.promise,
+            "promised_by": self.promised_by,
+            "witness": self.witness,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discovery:
+    """Where a property was decided: a state (and the last action), or a lasso's cycle."""
+
+    property: str
+    kind: str  # "safety" | "lasso" | "example" | "finding"
+    state: int  # index of the last state (safety) or of the cycle's entry (lasso)
+    action: Action | None = None  # a final action taken from ``state`` (edge properties)
+    path: tuple[int, ...] = ()  # edges taken after ``state`` (a path), or the cycle (lasso)
+    message: str = ""
+    error: object = None  # the AssignorError of a finding
+
+
+@dataclass(frozen=True, kw_only=True)
+class PropertyResult:
+    property: RunProperty
+    verdict: Verdict
+    discovery: Discovery | None = None
+
+
+# -- checks -------------------------------------------------------------------------------
+def _single_owner(ctx, model, s):
+    seen: dict[str, str] = {}
+    for m in s.members:
+        for t in m.active:
+            if t in seen:
+                return f"task {t} is owned by {seen[t]} and {m.id} at once"
+            seen[t] = m.id
+    return None
+
+
+def _no_lost_task(ctx, model, s):
+    if not is_stable(s):
+        return None
+    owned = {t for m in s.members for t in m.active}
+    lost = [t for t in model.task_ids if t not in owned]
+    if lost:
+        return f"stable with task(s) {', '.join(lost)} owned by nobody"
+    return None
+
+
+def _warmup_bound(ctx, model, s, a, nxt, step):
+    if step is None:
+        return None
+    verdict = _warmup_verdict(step.view, step.assignment)
+    if verdict is not None and verdict.violated:
+        return verdict.message
+    return None
+
+
+def _warmup_verdict(view, assignment):
+    try:
+        from rebalproof.properties.copies import warmup_bound
+    except ImportError:  # pragma: no cover - the per-assignment properties ship with the suite
+        return None
+    return warmup_bound(view, assignment)
+
+
+def _task_moves(ctx, model, s, a, nxt, step):
+    if step is None:
+        return False
+    for t in model.task_ids:
+        before = {m.id for m in s.members if t in m.active}
+        after = set(step.assignment.actives_of(t))
+        if before and after and before != after:
+            return True
+    return False
+
+
+def _warmup_assigned(ctx, model, s, a, nxt, step):
+    return step is not None and any(x.warmup for _, x in step.assignment.members)
+
+
+def _warmup_promoted(ctx, model, s, a, nxt, step):
+    if a.kind != "deliver":
+        return False
+    entry = next(e for e in s.pending if e[0] == a.member)
+    m = next(x for x in s.members if x.id == a.member)
+    return any(t in m.warmup for t in entry[1])
+
+
+def _member_leaves(ctx, model, s, a, nxt, step):
+    return len(nxt.members) < len(s.members) and a.kind != "crash"
+
+
+def _scale_down_done(ctx, model, s, a, nxt, step):
+    if a.kind not in ("deliver", "timeout"):
+        return False
+    return len(nxt.members) < len(s.members)
+
+
+def _kind_is(kind):
+    def check(ctx, model, s, a, nxt, step):
+        return a.kind == kind
+
+    check.__name__ = f"kind_is_{kind}"
+    return check
+
+
+def _settles(ctx, model, s):
+    return is_quiescent(s)
+
+
+def _always(_ctx):
+    return True
+
+
+def _has_events(ctx):
+    return ctx.bounds.events > 0
+
+
+def _ha(ctx):
+    return ctx.rules == "ha"
+
+
+def _learning_rules(ctx):
+    return ctx.rules in ("ha", "learner")
+
+
+def _leaving(ctx):
+    return ctx.protocol.leaving and ctx.bounds.events > 0
+
+
+def _unavailability_promised(ctx):
+    return ctx.protocol.name in ("cooperative", "learner") and ctx.rules in ("ha", "learner")
+
+
+RUN_PROPERTIES: tuple[RunProperty, ...] = (
+    RunProperty(
+        name="single-owner", expectation="always", scope="state",
+        promise="at no moment do two members own (process) the same task, asynchronous revocation included",
+        promised_by="every protocol with every assignor", promised=_always, check=_single_owner, witness="task-moves",
+    ),
+    RunProperty(
+        name="no-lost-task", expectation="always", scope="state",
+        promise="in every stable state each task has an active owner",
+        promised_by="every protocol with every assignor", promised=_always, check=_no_lost_task, witness="settles",
+    ),
+    RunProperty(
+        name="warmup-bound", expectation="always", scope="edge",
+        promise="every assignment keeps extra copies <= max_warmup_replicas (KIP-441)",
+        promised_by="assignors with the KIP-441 rules (ha)", promised=_ha, check=_warmup_bound, witness="warmup-assigned",
+    ),
+    RunProperty(
+        name="assignor-answers", expectation="always", scope="graph",
+        promise="the assignor answers every rebalance with an assignment for its input",
+        promised_by="every assignor", promised=_always, witness="settles",
+    ),
+    RunProperty(
+        name="converges", expectation="eventually", scope="graph",
+        promise="once membership stops changing, every fair run settles (KIP-441: balanced, within the rebalance bound)",
+        promised_by="every protocol with every assignor (balance and the bound: ha)", promised=_always, witness="settles",
+    ),
+    RunProperty(
+        name="no-shuffle-cycle", expectation="always", scope="graph",
+        promise="no fair cycle of stable states with differing assignments and no membership change",
+        promised_by="every protocol with every assignor", promised=_always, witness="task-moves",
+    ),
+    RunProperty(
+        name="bounded-unavailability", expectation="always", scope="graph",
+        promise=f"no task changes owner more than {UNAVAILABILITY_BOUND} times while unprocessed (rounds without processing)",
+        promised_by="cooperative or learner with the ha or learner rules", promised=_unavailability_promised,
+        witness="task-moves",
+    ),
+    RunProperty(
+        name="scale-down-completes", expectation="eventually", scope="graph",
+        promise="every leaving member eventually shuts down (handed over, or cut off by the timeout)",
+        promised_by="learner (v2 leaving members)", promised=_leaving, witness="scale-down-done",
+    ),
+    RunProperty(
+        name="task-moves", expectation="sometimes", scope="edge",
+        promise="an active task is handed to a different member", promised_by="every pair", promised=_always,
+        check=_task_moves,
+    ),
+    RunProperty(
+        name="settles", expectation="sometimes", scope="state",
+        promise="a stable state with nothing scheduled is reached", promised_by="every pair", promised=_always,
+        check=_settles,
+    ),
+    RunProperty(
+        name="warmup-assigned", expectation="sometimes", scope="edge",
+        promise="a rebalance assigns a warmup / learner", promised_by="ha and learner rules",
+        promised=_learning_rules, check=_warmup_assigned,
+    ),
+    RunProperty(
+        name="warmup-promoted", expectation="sometimes", scope="edge",
+        promise="a warmup / learner is promoted to active", promised_by="ha and learner rules",
+        promised=_learning_rules, check=_warmup_promoted,
+    ),
+    RunProperty(
+        name="member-leaves", expectation="sometimes", scope="edge",
+        promise="a member leaves the group", promised_by="every pair with membership events",
+        promised=_has_events, check=_member_leaves,
+    ),
+    RunProperty(
+        name="leader-failover", expectation="sometimes", scope="edge",
+        promise="the leader crashes and another member leads without its memory",
+        promised_by="every pair with membership events", promised=_has_events, check=_kind_is("crash"),
+    ),
+    RunProperty(
+        name="probing-rebalance", expectation="sometimes", scope="edge",
+        promise="a probing rebalance happens", promised_by="ha rules", promised=_ha, check=_kind_is("probe"),
+    ),
+    RunProperty(
+        name="learner-ready", expectation="sometimes", scope="edge",
+        promise="a member with ready learners rejoins", promised_by="learner protocol",
+        promised=lambda ctx: ctx.protocol.ready_rejoin, check=_kind_is("rejoin"),
+    ),
+    RunProperty(
+        name="scale-down-done", expectation="sometimes", scope="edge",
+        promise="a leaving member shuts down", promised_by="learner (v2 leaving members)", promised=_leaving,
+        check=_scale_down_done,
+    ),
+)
+
+
+def property_names() -> tuple[str, ...]:
+    return tuple(p.name for p in RUN_PROPERTIES)
+
+
+def rebalance_bound(bounds: Bounds) -> int:
+    """Kafka's convergence-test bound: stateful tasks / max_warmup_replicas + 1 rebalances."""
+    stateful = bounds.subtopologies * bounds.partitions
+    return math.ceil(stateful / max(bounds.max_warmups, 1)) + 1
+
+
+# -- the monitor --------------------------------------------------------------------------
+_STABLE, _QUIESCENT, _LEAVING, _UNBALANCED = 1, 2, 4, 8
+
+
+class RunMonitor:
+    """Watches exploration for the run properties (an explorer :class:`Monitor`).
+
+    Keeps per state a few flags, the id of its layout (stable states) and a bitmask of the
+    tasks nobody processes; per edge whether it is a round / a decisive rebalance. State and
+    edge properties are checked as states and edges are found, so the first discovery of a
+    violation is at the least depth (BFS).
+    """
+
+    def __init__(self, ctx: RunContext, model, *, properties=RUN_PROPERTIES, stop_early: bool = False):
+        self.ctx = ctx
+        self.model = model
+        self.properties = tuple(properties)
+        self.stop_early = stop_early
+        self.discoveries: dict[str, Discovery] = {}
+        self.errors: list[tuple[int, object]] = []
+        self.flags = bytearray()
+        self.layout_id = array("I")
+        self.unprocessed = array("Q")
+        self.edge_weight = bytearray()
+        self.edge_moved: dict[int, int] = {}  # rebalance edge -> bitmask of tasks whose owner it changes
+        self._layouts: dict = {}
+        self._state_checks = [p for p in self.properties if p.scope == "state" and p.check is not None]
+        self._edge_checks = [p for p in self.properties if p.scope == "edge" and p.check is not None]
+        self._ha = ctx.rules == "ha"
+        self._stateful = [model.is_stateful(t) for t in model.task_ids]
+
+    def _record(self, name: str, discovery: Discovery) -> None:
+        if name not in self.discoveries:
+            self.discoveries[name] = discovery
+
+    def stop(self) -> bool:
+        if not self.stop_early:
+            return False
+        return any(
+            p.name in self.discoveries and p.expectation == "always" and p.promised(self.ctx) for p in self.properties
+        )
+
+    def on_state(self, idx, s) -> None:
+        flags = 0
+        if is_stable(s):
+            flags |= _STABLE
+            lay = tuple((m.id, m.active, m.standby, m.warmup) for m in s.members if m.active or m.standby or m.warmup)
+            lid = self._layouts.setdefault(lay, len(self._layouts))
+        else:
+            lid = 0xFFFFFFFF
+        if is_quiescent(s):
+            flags |= _QUIESCENT
+            if self._ha and not self._balanced(s):
+                flags |= _UNBALANCED
+        if any(m.leaving for m in s.members):
+            flags |= _LEAVING
+        mask = 0
+        for i, t in enumerate(self.model.task_ids):
+            if not any(processing(m, t, self._stateful[i]) for m in s.members):
+                mask |= 1 << i
+        self.flags.append(flags)
+        self.layout_id.append(lid)
+        self.unprocessed.append(mask)
+        for p in self._state_checks:
+            if p.name in self.discoveries:
+                continue
+            result = p.check(self.ctx, self.model, s)
+            if p.expectation == "always" and result:
+                self._record(p.name, Discovery(property=p.name, kind="safety", state=idx, message=result))
+            elif p.expectation == "sometimes" and result:
+                self._record(p.name, Discovery(property=p.name, kind="example", state=idx, message=p.promise))
+
+    def _balanced(self, s) -> bool:
+        view = RebalanceInput(
+            config=self.ctx.bounds.config,
+            tasks=self.ctx.bounds.tasks,
+            members=tuple(Member(id=m.id, leaving=m.leaving) for m in s.members),
+        )
+        assignment = Assignment.build({m.id: {"active": list(m.active)} for m in s.members})
+        return is_balanced(view, assignment)
+
+    def on_edge(self, e, src, s, a, nxt, dst) -> None:
+        step = None
+        weight = 0
+        if a.kind == "rebalance":
+            step = self.model.rebalance_step(s, a)
+            pre = {m.id: (m.active, m.standby, m.warmup) for m in s.members if m.active or m.standby or m.warmup}
+            delivered = {x[0]: x[1:] for x in step.delivered if x[1] or x[2] or x[3]}
+            srt = self.model._sorted
+            raw = {}
+            for m_id, x in step.assignment.members:
+                roles = (srt(x.active), srt(x.standby), srt(x.warmup))
+                if any(roles):
+                    raw[m_id] = roles
+            if delivered != pre:
+                weight |= 1
+                moved = 0
+                decided = {m.id: m.active for m in s.members}
+                decided.update({x[0]: x[1] for x in s.pending})  # an undelivered decision counts as made
+                for i, t in enumerate(self.model.task_ids):
+                    before = tuple(m for m, act in decided.items() if t in act)
+                    after = tuple(x[0] for x in step.delivered if t in x[1])
+                    if before != after:
+                        moved |= 1 << i
+                if moved:
+                    self.edge_moved[e] = moved
+            if raw != pre and s.triggers != ("revoked",):
+                weight |= 2
+        self.edge_weight.append(weight)
+        for p in self._edge_checks:
+            if p.name in self.discoveries:
+                continue
+            if p.scope == "edge" and p.name == "warmup-bound" and step is None:
+                continue
+            result = p.check(self.ctx, self.model, s, a, nxt, step)
+            if not result:
+                continue
+            kind = "safety" if p.expectation == "always" else "example"
+            message = result if isinstance(result, str) else p.promise
+            self._record(p.name, Discovery(property=p.name, kind=kind, state=src, action=a, message=message))
+
+    def on_assignor_error(self, idx, s, error) -> None:
+        self.errors.append((idx, error))
+        self._record(
+            "assignor-answers",
+            Discovery(property="assignor-answers", kind="finding", state=idx, action=Action("rebalance"), message=str(error), error=error),
+        )
+
+
+# -- evaluation after exploration ---------------------------------------------------------
+@dataclass
+class _Graph:
+    exp: object
+    monitor: RunMonitor
+    ranges: list
+    sccs: list | None = None
+    comps: list | None = None
+    settled: set = field(default_factory=set)
+
+
+def _graph(exp, monitor) -> _Graph:
+    ranges = exp.edge_ranges()
+    g = _Graph(exp=exp, monitor=monitor, ranges=ranges)
+    acts = exp.actions
+    for u in range(exp.states):
+        if not exp.expanded(u):
+            continue
+        if any(acts[exp.edge_act[e]].kind in FAIR_KINDS for e in ranges[u]):
+            continue
+        g.settled.add(u)
+    return g
+
+
+def _components(g: _Graph):
+    if g.comps is None:
+        g.sccs = nontrivial_sccs(g.exp, g.ranges)
+        g.comps = fair_components(g.exp, g.ranges, g.sccs)
+    return g.comps
+
+
+def _lasso(g: _Graph, name: str, comp, entry: int, must_visit=(), message="") -> Discovery:
+    cycle = fair_cycle(g.exp, g.ranges, comp.nodes, entry, must_visit)
+    return Discovery(property=name, kind="lasso", state=entry, path=tuple(cycle), message=message)
+
+
+def _path_along(g: _Graph, start: int, step, component, comp_nodes_of) -> tuple[int, ...]:
+    """Edges of the weighted longest path chosen by :func:`longest_paths` from ``start``."""
+    from rebalproof.properties.run_liveness import _bfs_path
+
+    edges = []
+    here = start
+    for _ in range(g.exp.states + 1):
+        e = step.get(here)
+        if e is None:
+            break
+        src = g.exp.edge_src[e]
+        if src != here:
+            edges += _bfs_path(g.exp, g.ranges, comp_nodes_of(component[here]), here, lambda n, w=src: n == w)
+        edges.append(e)
+        here = g.exp.edge_dst[e]
+    return tuple(edges)
+
+
+def _check_converges(ctx: RunContext, g: _Graph):
+    exp, mon = g.exp, g.monitor
+    measure = {}
+    comps = _components(g)
+    fair = [c for c in comps if c.fair]
+    measure["fair_cycles"] = len(fair)
+    measure["settled_states"] = len(g.settled)
+    if fair:
+        comp = fair[0]
+        entry = min(comp.nodes)
+        return Status.VIOLATED, (
+            f"a fair run never settles: a cycle of {len(comp.nodes)} states without membership change"
+        ), _lasso(g, "converges", comp, entry, message="never settles"), measure
+    if ctx.rules == "ha":
+        unbalanced = sorted(u for u in g.settled if mon.flags[u] & _UNBALANCED)
+        measure["unbalanced_settled_states"] = len(unbalanced)
+        if unbalanced:
+            u = unbalanced[0]
+            return Status.VIOLATED, "settles on an assignment that is not balanced (KIP-441 balance)", Discovery(
+                property="converges", kind="safety", state=u, message="settled, not balanced"
+            ), measure
+    nodes = set(range(exp.states))
+    acts = exp.actions
+
+    def internal(e):
+        return acts[exp.edge_act[e]].kind not in MEMBERSHIP_KINDS
+
+    sources = sorted(
+        {exp.edge_dst[e] for u in g.settled for e in g.ranges[u] if acts[exp.edge_act[e]].kind == "join"}
+    )
+    if sources:
+        best, step, unbounded, component = longest_paths(exp, g.ranges, nodes, internal, lambda e: mon.edge_weight[e] >> 1 & 1)
+        worst_src = max(sources, key=lambda n: (best[n], -n))
+        worst = best[worst_src]
+        measure["worst_rebalances_after_join"] = "unbounded" if worst == float("inf") else int(worst)
+        if ctx.rules == "ha":
+            bound = rebalance_bound(ctx.bounds)
+            measure["rebalance_bound"] = bound
+            if worst > bound:
+                by_comp = {}
+                for n, c in component.items():
+                    by_comp.setdefault(c, set()).add(n)
+                path = () if worst == float("inf") else _path_along(g, worst_src, step, component, by_comp.__getitem__)
+                return Status.VIOLATED, (
+                    f"{measure['worst_rebalances_after_join']} decisive rebalances after one added instance, "
+                    f"more than the bound {bound}"
+                ), Discovery(property="converges", kind="safety", state=worst_src, path=path, message="too many rebalances"), measure
+    return None, None, None, measure
+
+
+def _check_shuffle(ctx, g: _Graph):
+    mon = g.monitor
+    for comp in _components(g):
+        if not comp.fair:
+            continue
+        stable = sorted(u for u in comp.nodes if mon.flags[u] & _STABLE)
+        layouts = {mon.layout_id[u] for u in stable}
+        if len(layouts) >= 2:
+            entry = stable[0]
+            other = next(u for u in stable if mon.layout_id[u] != mon.layout_id[entry])
+            return Status.VIOLATED, (
+                f"a fair cycle goes through {len(layouts)} different stable assignments without membership change"
+            ), _lasso(g, "no-shuffle-cycle", comp, entry, (other,), message="endless shuffling"), {"shuffle_layouts": len(layouts)}
+    return None, None, None, {}
+
+
+def _check_unavailability(ctx, g: _Graph):
+    exp, mon = g.exp, g.monitor
+    worst_all, worst_task, disc = 0, None, None
+    for i, t in enumerate(exp.model.task_ids):
+        bit = 1 << i
+        nodes = {u for u in range(exp.states) if mon.unprocessed[u] & bit}
+        if not nodes:
+            continue
+        moved = mon.edge_moved
+
+        def weight(e, bit=bit):
+            return 1 if moved.get(e, 0) & bit else 0
+
+        best, step, unbounded, component = longest_paths(exp, g.ranges, nodes, lambda e: True, weight)
+        start = max(nodes, key=lambda n: (best[n], -exp.depth[n], -n))
+        if best[start] > worst_all:
+            worst_all, worst_task = best[start], t
+            if best[start] == float("inf"):
+                comps = nontrivial_sccs(exp, g.ranges, nodes)
+                heavy = next(c for c in comps if any(
+                    weight(e) for u in c for e in g.ranges[u] if exp.edge_dst[e] in c
+                ))
+                comp = fair_components(exp, g.ranges, [heavy])[0]
+                entry = min(heavy)
+                weighted = next(u for u in sorted(heavy) for e in g.ranges[u] if exp.edge_dst[e] in heavy and weight(e))
+                if comp.fair:
+                    disc = _lasso(g, "bounded-unavailability", comp, entry, (weighted,), message=f"task {t} unprocessed forever")
+                else:
+                    disc = Discovery(property="bounded-unavailability", kind="safety", state=entry, message=f"task {t} unprocessed")
+            else:
+                by_comp = {}
+                for n, c in component.items():
+                    by_comp.setdefault(c, set()).add(n)
+                disc = Discovery(
+                    property="bounded-unavailability", kind="safety", state=start,
+                    path=_path_along(g, start, step, component, by_comp.__getitem__),
+                    message=f"task {t} unprocessed for {int(best[start])} rounds",
+                )
+    shown = "unbounded" if worst_all == float("inf") else int(worst_all)
+    measure = {"worst_rounds_unprocessed": shown, "bound": UNAVAILABILITY_BOUND}
+    if worst_task is not None:
+        measure["task"] = worst_task
+    if worst_all > UNAVAILABILITY_BOUND:
+        return Status.VIOLATED, f"task {worst_task} goes unprocessed for {shown} consecutive rounds (bound {UNAVAILABILITY_BOUND})", disc, measure
+    return None, f"at most {shown} consecutive rounds unprocessed (bound {UNAVAILABILITY_BOUND})", None, measure
+
+
+def _check_scale_down(ctx, g: _Graph):
+    mon = g.monitor
+    for comp in _components(g):
+        if comp.fair and any(mon.flags[u] & _LEAVING for u in comp.nodes):
+            entry = min(comp.nodes)
+            return Status.VIOLATED, "a leaving member stays forever in a fair cycle", _lasso(
+                g, "scale-down-completes", comp, entry, message="leaving member never shuts down"
+            ), {}
+    stuck = sorted(u for u in g.settled if mon.flags[u] & _LEAVING)
+    if stuck:
+        return Status.VIOLATED, "the group settles with a leaving member that never shuts down", Discovery(
+            property="scale-down-completes", kind="safety", state=stuck[0], message="leaving member stuck"
+        ), {}
+    return None, None, None, {}
+
+
+def _check_assignor(ctx, g: _Graph):
+    if g.monitor.errors:
+        d = g.monitor.discoveries["assignor-answers"]
+        return Status.VIOLATED, d.message.splitlines()[0], d, {"failed_rebalances": len(g.monitor.errors)}
+    return None, None, None, {}
+
+
+_GRAPH_CHECKS = {
+    "converges": _check_converges,
+    "no-shuffle-cycle": _check_shuffle,
+    "bounded-unavailability": _check_unavailability,
+    "scale-down-completes": _check_scale_down,
+    "assignor-answers": _check_assignor,
+}
+
+
+def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
+    """Verdicts for every property of ``monitor`` after ``exp`` finished (see the module docstring)."""
+    results = []
+    graph = _graph(exp, monitor)
+    complete = exp.complete and exp.errors == 0
+    if not exp.complete:
+        why = f"exploration cut short by the bound: {exp.bound}"
+    elif exp.errors:
+        why = f"the assignor failed on {exp.errors} state(s), not explored beyond"
+    else:
+        why = ""
+    for p in monitor.properties:
+        measure: dict = {}
+        discovery = monitor.discoveries.get(p.name)
+        if p.scope == "graph":
+            status, message, discovery, measure = _GRAPH_CHECKS[p.name](ctx, graph)
+            if status is None:
+                if p.name == "bounded-unavailability" and not complete:
+                    status, message = Status.INCONCLUSIVE, why
+                elif complete:
+                    status, message = Status.HOLDS, message or p.promise
+                else:
+                    status, message = Status.INCONCLUSIVE, why
+        elif p.expectation == "always":
+            if discovery is not None:
+                status, message = Status.VIOLATED, discovery.message
+            elif complete:
+                status, message = Status.HOLDS, p.promise
+            else:
+                status, message = Status.INCONCLUSIVE, why
+        else:  # sometimes
+            if discovery is not None:
+                status, message = Status.HOLDS, f"example found: {p.promise}"
+            elif complete:
+                status, message = Status.VIOLATED, f"never happens within the bounds, so the checks that rely on it pass vacuously: {p.promise}"
+            else:
+                status, message = Status.INCONCLUSIVE, why
+        if not p.promised(ctx):
+            message = f"not promised by {ctx.pair} ({p.promised_by}); observed: {status.value}: {message}"
+            status = Status.NOT_PROMISED
+        results.append(PropertyResult(property=p, verdict=Verdict(property=p.name, status=status, message=message, measure=measure), discovery=discovery))
+    return results
