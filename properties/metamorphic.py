@@ -274,7 +274,7 @@ def idempotence(assignor: Assignor, view: RebalanceInput, *, samples: int = 8, s
                     status=Status.VIOLATED,
                     message=(
                         f"answer {round_} is balanced, caught up and asks no probing rebalance, but fed back "
-                        f"(restores finished) it comes back changed: {verdict.message.split(', but ', 1)[-1]}"
+                        f"(restores finished) {verdict.message.split(', but ', 1)[-1]}"
                     ),
                     tasks=verdict.tasks,
                     members=verdict.members,

@@ -227,7 +227,7 @@ def flip_flop(view):
 def test_idempotence_catches_an_assignor_that_never_settles():
     verdict = idempotence(flip_flop, SETTLED)
     assert verdict.violated
-    assert "comes back changed" in verdict.message and "1_0" in verdict.tasks
+    assert "fed back (restores finished) the answer changes it" in verdict.message and "1_0" in verdict.tasks
 
 
 def test_idempotence_feeds_back_until_an_answer_is_settled(correct):
