@@ -1,0 +1,131 @@
+"""The batch oracle: per-line results, the tally, malformed lines, and ``rebalproof oracle --corpus``."""
+
+import doctest
+import json
+import pickle
+
+import pytest
+
+from rebalproof import corpus
+from rebalproof.cli.main import main
+from rebalproof.corpus import CorpusTally, check_corpus, check_line
+from rebalproof.errors import InputError
+from rebalproof.model.codec import read_json
+from rebalproof.oracle import check
+
+from conftest import ROOT
+
+SETTLED = read_json(ROOT / "examples" / "inputs" / "settled.json")
+KEEP = {"assignment": {m["id"]: {"active": m["active"], "standby": m["standby"]} for m in SETTLED["members"]}}
+HOARD = {"assignment": {"I1": {"active": [t["id"] for t in SETTLED["tasks"]]}, "I2": {}, "I3": {}}}
+TWICE = {"assignment": {"I1": {"active": ["0_0", "1_0"], "standby": ["0_1"]}, "I2": {"active": ["0_0", "0_1", "1_1"]},
+                        "I3": {"active": ["0_2", "1_2"], "standby": ["0_0"]}}}
+
+
+def record(output, **extra):
+    return json.dumps({"input": SETTLED, "output": output, **extra})
+
+
+def write(tmp_path, *lines):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_doctests():
+    assert doctest.testmod(corpus).failed == 0
+
+
+def test_a_line_is_judged_exactly_as_the_oracle_judges_the_pair():
+    result = check_line(record(HOARD), line_no=4)
+    report = check(SETTLED, HOARD)
+    assert result.statuses == tuple((v.property, v.status.value) for v in report.verdicts)
+    assert result.violated == tuple(v.property for v in report.violations)
+    assert {p for p, _ in result.examples} == set(result.violated)
+    assert all(e.line == 4 for _, e in result.examples)
+    assert pickle.loads(pickle.dumps(result)) == result  # shippable to Spark workers
+
+
+def test_the_report_counts_per_property_with_first_and_worst(tmp_path):
+    path = write(tmp_path, record(KEEP), record(TWICE, name="twice"), "", record(HOARD, name="hoard"), record(KEEP))
+    report = check_corpus(path)
+    assert (report.lines, report.ok_lines, report.ok) == (4, 2, False)
+    one_active = report.summary("one-active")
+    assert (one_active.holds, one_active.violated) == (3, 1) and one_active.first.line == 2
+    fixpoint = report.summary("fixpoint")
+    assert fixpoint.violated == 2 and fixpoint.first.line == 2 and fixpoint.first.name == "twice"
+    assert fixpoint.worst.line == 4  # hoarding changes more tasks and instances
+    assert fixpoint.worst.weight > fixpoint.first.weight
+    assert [s.property for s in report.violations] == [p for p in ("one-active", "no-colocation", "warmup-bound", "standby-count",
+                                                                   "caught-up-active", "fixpoint", "stable", "balanced")
+                                                       if report.summary(p).violated]
+    for s in report.properties:
+        assert s.holds + s.violated + s.inconclusive + s.not_promised == report.lines
+    assert json.loads(json.dumps(report.to_json()))["violations"] == [s.property for s in report.violations]
+    assert report.lines_text()[-1] == f"violated: {', '.join(s.property for s in report.violations)} (2 of 4 lines violate a property)"
+
+
+def test_tallies_merge_in_any_order_to_the_same_report(tmp_path):
+    lines = [record(KEEP), record(TWICE), record(HOARD), record(TWICE), record(KEEP)]
+    results = [check_line(text, line_no=i) for i, text in enumerate(lines, start=1)]
+    whole = CorpusTally(rules="ha")
+    for r in results:
+        whole = whole.add(r)
+    left, right = CorpusTally(rules="ha"), CorpusTally(rules="ha")
+    for r in results[3:]:
+        right = right.add(r)
+    for r in results[:3]:
+        left = left.add(r)
+    assert right.merge(left) == whole == left.merge(right)
+    with pytest.raises(InputError, match="cannot merge"):
+        whole.merge(CorpusTally(rules="sticky"))
+
+
+def test_an_empty_corpus_is_ok_and_says_nothing_was_judged(tmp_path):
+    report = check_corpus(write(tmp_path))
+    assert report.ok and report.lines == 0 and "nothing was judged" in report.lines_text()[-1]
+
+
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("{oops", "line 2: not valid JSON"),
+        ("[1, 2]", "line 2: must be a JSON object"),
+        (json.dumps({"input": SETTLED}), 'line 2: missing "output"'),
+        (json.dumps({"input": SETTLED, "output": KEEP, "extra": 1}), "line 2: unknown field 'extra'"),
+        (json.dumps({"input": SETTLED, "output": {"assignment": {"I9": {}}}}), "line 2: assignment: unknown member 'I9'"),
+    ],
+)
+def test_a_malformed_line_is_an_input_error_naming_the_line(tmp_path, line, says):
+    path = write(tmp_path, record(KEEP), line)
+    with pytest.raises(InputError, match=f"corpus '.*' {says}"):
+        check_corpus(path)
+
+
+def test_missing_file_and_bad_rules(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        check_corpus(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match="unknown rule set"):
+        check_corpus(write(tmp_path, record(KEEP)), rules="nope")
+
+
+def test_cli_corpus(capsys, tmp_path):
+    path = write(tmp_path, record(KEEP), record(HOARD, name="hoard"))
+    assert main(["oracle", "--corpus", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "violated: fixpoint on 1 of 2 lines; first line 2 (hoard):" in out
+    assert main(["oracle", "--corpus", str(path), "--json", "--rules", "learner"]) == 1
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["rules"] == "learner" and obj["lines"] == 2 and "fixpoint" not in obj["violations"]
+    assert main(["oracle", "--corpus", str(write(tmp_path, record(KEEP)))]) == 0
+    assert "ok: every promised property holds on all 1 lines" in capsys.readouterr().out
+
+
+def test_cli_corpus_usage_errors(capsys, tmp_path):
+    path = write(tmp_path, record(KEEP), "{")
+    assert main(["oracle", "--corpus", str(path)]) == 2
+    assert "line 2: not valid JSON" in capsys.readouterr().err
+    assert main(["oracle", "--corpus", str(path), "a.json", "b.json"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["oracle", "a.json"]) == 2
+    assert "give INPUT.json and OUTPUT.json" in capsys.readouterr().err
