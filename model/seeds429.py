@@ -9,8 +9,8 @@ learner tests read them from here.
 
 How the seed's lines become a view (the contract of :mod:`rebalproof.model.assignors.learner`):
 
-- member ids ``S*`` and task ids ``T*`` exactly as in the seed; every task stateful; every
-  instance has capacity 1; the config is the contract's default (``acceptable_recovery_lag``
+- member ids ``S*`` and task ids ``T*`` exactly as in the seed (T1..T5; T1..T4 in the host
+  swap); every task stateful; every instance has capacity 1; the config is the contract's default (``acceptable_recovery_lag``
   10000, no standbys);
 - ``assigned: [...]`` -> ``active``; ``learning: [...]`` -> ``warmup``, with lag
   :data:`READY_LAG` when the seed says the learner is ready and :data:`UNREADY_LAG` otherwise;

@@ -1,6 +1,6 @@
 """Shared placement helpers of the built-in assignors: capacity quotas, sticky placement, standbys.
 
-Three small pure functions, each deterministic (ties broken by natural id, :func:`~rebalproof.model.names.id_key`)
+Small pure functions, each deterministic (ties broken by natural id, :func:`~rebalproof.model.names.id_key`)
 and never mutating what it is given:
 
 - :func:`capacity_quotas` splits a number of tasks over members by capacity so that
@@ -11,7 +11,8 @@ and never mutating what it is given:
   preferred members (current owner, caught-up holder, ...) before falling back to room;
 - :func:`place_standbys` adds standby copies of stateful tasks on members that hold no copy
   yet, preferring current standby holders and members with the most caught-up state
-  (KIP-441 rank, :func:`~rebalproof.model.ranking.rank`), then the least loaded.
+  (KIP-441 rank, :func:`~rebalproof.model.ranking.rank`), then the least loaded;
+- :func:`per_thread` and :func:`thread_weights` compare loads per stream thread exactly.
 
 Examples
 --------
@@ -24,19 +25,33 @@ Examples
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Callable, Collection, Iterable, Mapping, Sequence
 
-from rebalproof.model.names import id_key, sorted_ids
+from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["per_thread", "capacity_quotas", "place_within_quotas", "place_standbys"]
+__all__ = ["per_thread", "thread_weights", "capacity_quotas", "place_within_quotas", "place_standbys"]
 
 
 def per_thread(count: int, capacity: int) -> Fraction:
     """Load per stream thread, exact: ``count / capacity`` as a :class:`~fractions.Fraction`."""
     return Fraction(count, capacity)
+
+
+def thread_weights(capacities: Mapping[str, int]) -> dict[str, int]:
+    """Integer weights ``w`` with ``count * w[m]`` proportional to ``count / capacity[m]``.
+
+    Comparing loads per thread through these weights is exact and much cheaper than with
+    fractions: ``w[m] = lcm(all capacities) // capacity[m]``.
+
+    >>> thread_weights({"I1": 1, "I2": 2, "I3": 3})
+    {'I1': 6, 'I2': 3, 'I3': 2}
+    """
+    scale = math.lcm(*capacities.values()) if capacities else 1
+    return {m: scale // c for m, c in capacities.items()}
 
 
 def capacity_quotas(
@@ -84,17 +99,15 @@ def capacity_quotas(
     members = sorted_ids(capacities)
     current = current or {}
     start = start or {}
+    weight = thread_weights(capacities)
     given = {m: 0 for m in members}
     if not members:
         return given
     for _ in range(total):
+        # members are in id order and min() keeps the first of equals: ties go to the lowest id
         best = min(
             members,
-            key=lambda m: (
-                per_thread(start.get(m, 0) + given[m] + 1, capacities[m]),
-                given[m] >= current.get(m, 0),
-                id_key(m),
-            ),
+            key=lambda m: ((start.get(m, 0) + given[m] + 1) * weight[m], given[m] >= current.get(m, 0)),
         )
         given[best] += 1
     return given
@@ -135,7 +148,8 @@ def place_within_quotas(
     {'T1': 'A', 'T2': 'B', 'T3': 'B'}
     """
     order = list(task_ids)
-    room = {m: q for m, q in quotas.items()}
+    members = sorted_ids(quotas)
+    room = {m: quotas[m] for m in members}
     placed: dict[str, str] = {}
     for tier in tiers:
         for task in order:
@@ -149,13 +163,13 @@ def place_within_quotas(
     for task in order:
         if task in placed:
             continue
-        open_members = [m for m in sorted_ids(room) if room[m] > 0]
+        open_members = [m for m in members if room[m] > 0]  # id order: min() keeps the lowest id of equals
         if not open_members:
             continue
         if fallback is None:
-            member = min(open_members, key=lambda m: (-room[m], id_key(m)))
+            member = min(open_members, key=lambda m: -room[m])
         else:
-            member = min(open_members, key=lambda m: (fallback(task, m), id_key(m)))
+            member = min(open_members, key=lambda m: fallback(task, m))
         placed[task] = member
         room[member] -= 1
     return {t: placed[t] for t in order if t in placed}
@@ -200,19 +214,19 @@ def place_standbys(
     """
     members = sorted_ids(members)
     last = frozenset(last_resort)
-    caps = {m: view.member(m).capacity for m in members}
+    weight = thread_weights({m: view.member(m).capacity for m in members})
     load = {m: len(holding.get(m, ())) for m in members}
     out: dict[str, list[str]] = {m: [] for m in members}
     for task in view.stateful_task_ids:
         candidates = [m for m in members if task not in holding.get(m, ())]
+        # candidates are in id order and the sort is stable: ties keep the lowest id first
         chosen = sorted(
             candidates,
             key=lambda m: (
                 m in last,
                 task not in view.member(m).standby,
                 rank(view, m, task),
-                per_thread(load[m], caps[m]),
-                id_key(m),
+                load[m] * weight[m],
             ),
         )[: max(0, count)]
         for m in chosen:

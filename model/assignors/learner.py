@@ -90,7 +90,7 @@ from typing import Callable
 from rebalproof.errors import InputError
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.assignors import AssignorInfo, register
-from rebalproof.model.assignors.common import capacity_quotas, per_thread, place_standbys, place_within_quotas
+from rebalproof.model.assignors.common import capacity_quotas, place_standbys, place_within_quotas, thread_weights
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import is_caught_up, lag_of, rank
 from rebalproof.model.view import RebalanceInput
@@ -125,14 +125,17 @@ def _group(view: RebalanceInput, version: int) -> _Group:
 
 
 def _by_lag(view: RebalanceInput, task: str):
-    return lambda m: (lag_of(view, m, task), id_key(m))
+    return lambda m: lag_of(view, m, task)
 
 
 def _stateful_actives(g: _Group) -> dict[str, str]:
-    """Phase 1: every stateful task's active, by the seed's five steps in order."""
+    """Phase 1: every stateful task's active, by the seed's five steps in order.
+
+    Candidate lists are built in id order and sorted stably, so equals stay in id order.
+    """
     view = g.view
     staying = set(g.staying)
-    caps = {m: view.member(m).capacity for m in view.member_ids}
+    weight = thread_weights({m.id: m.capacity for m in view.members})
     count = {m: 0 for m in view.member_ids}
     actives: dict[str, str] = {}
 
@@ -149,7 +152,7 @@ def _stateful_actives(g: _Group) -> dict[str, str]:
         for member in view.members:
             if task in member.active or (task not in member.copies and is_caught_up(view, member.id, task)):
                 found.append(member.id)
-        return sorted(found, key=lambda m: (task not in view.member(m).active, m in g.leaving, lag_of(view, m, task), id_key(m)))
+        return sorted(found, key=lambda m: (task not in view.member(m).active, m in g.leaving, lag_of(view, m, task)))
 
     def unready_learners(task):
         found = [m for m in view.holders(task, "warmup") if m in staying]
@@ -157,10 +160,10 @@ def _stateful_actives(g: _Group) -> dict[str, str]:
 
     def standby_holders(task):
         found = [m for m in view.holders(task, "standby") if m in staying]
-        return sorted(found, key=lambda m: (rank(view, m, task), per_thread(count[m] + 1, caps[m]), id_key(m)))
+        return sorted(found, key=lambda m: (rank(view, m, task), (count[m] + 1) * weight[m]))
 
     def least_loaded(task):
-        return sorted(g.staying, key=lambda m: (per_thread(count[m] + 1, caps[m]), id_key(m)))
+        return sorted(g.staying, key=lambda m: (count[m] + 1) * weight[m])
 
     for step in (ready_learners, previous_owners, unready_learners, standby_holders, least_loaded):
         for task in view.stateful_task_ids:
@@ -198,7 +201,8 @@ def _load(g: _Group, actives: dict[str, str], learners: dict[str, tuple[str, ...
 def _learner_counts(g: _Group, actives, kept, imbalance: float) -> tuple[dict[str, int], dict[str, int], dict[str, list[str]]]:
     """Phase 3: how many learners each donor sheds and each recipient gains."""
     view = g.view
-    caps = {m: view.member(m).capacity for m in view.member_ids}
+    caps = {m.id: m.capacity for m in view.members}
+    weight = thread_weights(caps)
     sheddable: dict[str, list[str]] = {m: [] for m in view.member_ids}
     for task, member in actives.items():
         if task not in kept:
@@ -210,7 +214,7 @@ def _learner_counts(g: _Group, actives, kept, imbalance: float) -> tuple[dict[st
 
     def lightest(donor):
         candidates = [r for r in recipients if r != donor and shed[r] == 0]
-        return min(candidates, key=lambda r: (per_thread(load[r] + 1, caps[r]), id_key(r)), default=None)
+        return min(candidates, key=lambda r: (load[r] + 1) * weight[r], default=None)  # first of equals: lowest id
 
     def move(donor, recipient):
         shed[donor] += 1
@@ -237,9 +241,9 @@ def _learner_counts(g: _Group, actives, kept, imbalance: float) -> tuple[dict[st
         donors = [d for d in g.staying if gain[d] == 0 and shed[d] < len(sheddable[d]) and over(d)]
         if not donors:
             break
-        donor = min(donors, key=lambda d: (-per_thread(load[d], caps[d]), id_key(d)))
+        donor = min(donors, key=lambda d: -load[d] * weight[d])  # heaviest per thread, lowest id of equals
         recipient = lightest(donor)
-        if recipient is None or per_thread(load[donor], caps[donor]) <= per_thread(load[recipient] + 1, caps[recipient]):
+        if recipient is None or load[donor] * weight[donor] <= (load[recipient] + 1) * weight[recipient]:
             break
         move(donor, recipient)
     return shed, gain, sheddable
@@ -266,7 +270,7 @@ def _new_learners(g: _Group, actives, kept, imbalance: float) -> dict[str, str]:
     for task in chosen:
         holders = [r for r in receivers if left[r] > 0 and task in view.member(r).standby]
         if holders:
-            recipient = min(holders, key=lambda r: (rank(view, r, task), id_key(r)))
+            recipient = min(holders, key=lambda r: rank(view, r, task))
             learners[task] = recipient
             left[recipient] -= 1
     for task in chosen:

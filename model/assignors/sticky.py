@@ -43,7 +43,6 @@ from typing import Callable
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.assignors import AssignorInfo, register
 from rebalproof.model.assignors.common import capacity_quotas, place_standbys, place_within_quotas
-from rebalproof.model.names import id_key
 from rebalproof.model.ranking import is_caught_up, lag_of
 from rebalproof.model.view import RebalanceInput
 
@@ -72,13 +71,13 @@ def assign(view: RebalanceInput) -> Assignment:
         if not view.task(task).stateful:
             return ()
         found = [m for m in staying if is_caught_up(view, m, task)]
-        return sorted(found, key=lambda m: (lag_of(view, m, task), id_key(m)))
+        return sorted(found, key=lambda m: lag_of(view, m, task))  # stable: equals stay in id order
 
     def with_state(task):
         if not view.task(task).stateful:
             return ()
         found = [m for m in staying if view.member(m).lag(task) is not None]
-        return sorted(found, key=lambda m: (lag_of(view, m, task), id_key(m)))
+        return sorted(found, key=lambda m: lag_of(view, m, task))  # stable: equals stay in id order
 
     actives = place_within_quotas(view.task_ids, quotas, (owners, caught_up, with_state))
     holding: dict[str, list[str]] = {m: [] for m in view.member_ids}
