@@ -47,13 +47,18 @@ class SeedRebalance:
     """One rebalance of a KIP-441 example: the view going in and the KIP's answer."""
 
     scenario: str  # "scaling-out", "scaling-in-1", "scaling-in-2"
+    section: str  # the KIP's heading of the scenario, verbatim
     title: str  # the KIP's heading of the table, e.g. "First Rebalance (catching-up)"
     round: int  # 1 for the first rebalance after the membership change
-    narrative: str  # the KIP's words around the table
+    narrative: str  # the KIP's words around the table, verbatim fragments joined by " ... "
     view: RebalanceInput
     expected: Assignment
     note: str  # what the flattened export shows, and how it was read
 
+
+_OUT = "Scaling Out"
+_IN_1 = "Scaling In (Pt. 1\u00a0\u2013 standbys in sync)"  # the export has a no-break space and an en dash
+_IN_2 = "Scaling In (Pt. 2 \u2013 standbys lag nontrivially)"
 
 _CONFIG = Config(num_standby_replicas=1, acceptable_recovery_lag=10_000, max_warmup_replicas=2)
 _T3 = tuple(Task(id=t) for t in ("T1", "T2", "T3"))
@@ -82,9 +87,10 @@ def _caught_up(*tasks) -> dict:
 SCALING_OUT = (
     SeedRebalance(
         scenario="scaling-out",
+        section=_OUT,
         title="First Rebalance (catching-up)",
         round=1,
-        narrative="Stateful (active) Tasks := {T1, T2, T3}; Standby Replicas := 1; Instances := {I1, I2}. "
+        narrative="Stateful (active) Tasks := {T1, T2, T3} ... Standby Replicas := 1 ... Instances := {I1, I2} ... "
         "-- New instance (I3) joins --",
         view=RebalanceInput(
             config=_CONFIG,
@@ -110,6 +116,7 @@ SCALING_OUT = (
     ),
     SeedRebalance(
         scenario="scaling-out",
+        section=_OUT,
         title="Second Rebalance (stable state)",
         round=2,
         narrative="-- I3 finishes catching up, another rebalance is triggered -- ... the second rebalance will "
@@ -129,9 +136,10 @@ SCALING_OUT = (
             {"I1": ["T2"], "I2": ["T3"], "I3": ["T1"]},
             probing=False,
         ),
-        note="The table is empty in the export. Reconstructed from the narrative (T3 is revoked from I1, so "
+        note="The export shows the heading 'Second Rebalance (stable state)' over an empty table. Reconstructed from the narrative (T3 is revoked from I1, so "
         "I3 takes T3 over), balance (one active each) and one standby per task: I3 keeps its caught-up T1 "
-        "as the standby, I2 keeps T3's standby, I1 keeps T2's; the old extra copies (I2's T1) are dropped.",
+        "as the standby, I2 keeps the standby of T3, I1 that of T2; the old copies no longer needed (T1 on "
+        "I2, T3 on I1) are dropped.",
     ),
 )
 
@@ -143,9 +151,11 @@ _SCALING_IN_INITIAL_NOTE = (
 SCALING_IN_1 = (
     SeedRebalance(
         scenario="scaling-in-1",
+        section=_IN_1,
         title="First Rebalance",
         round=1,
-        narrative="The standby tasks in this scenario are assumed to be in sync with the active tasks ... "
+        narrative="Stateful (active) Tasks := {T1, T2, T3, T4} ... Standby Replicas := 1 ... Instances := {I1, I2, I3} ... "
+        "The standby tasks in this scenario are assumed to be in sync with the active tasks ... "
         "-- One instance (I1) is brought down -- ... no subsequent rebalance is necessary ... Processing resumes "
         "immediately as the standby tasks are ready to take over as active tasks.",
         view=RebalanceInput(
@@ -163,7 +173,7 @@ SCALING_IN_1 = (
             probing=False,
         ),
         note=_SCALING_IN_INITIAL_NOTE + "First Rebalance shows 'T1, T4' / 'T2, T3' / 'standbyT2, T3T1, T4': "
-        "active I2:[T1,T4], I3:[T2,T3], standby I2:[T2,T3], I3:[T1,T4] (I2's T3 and I3's T1, T4 start cold: "
+        "active I2:[T1,T4], I3:[T2,T3], standby I2:[T2,T3], I3:[T1,T4] (T3 on I2 and T1, T4 on I3 start cold: "
         "required standbys, not extra copies). In-sync standbys: lag 0.",
     ),
 )
@@ -171,9 +181,11 @@ SCALING_IN_1 = (
 SCALING_IN_2 = (
     SeedRebalance(
         scenario="scaling-in-2",
+        section=_IN_2,
         title="First Rebalance (catching-up)",
         round=1,
-        narrative="the standby tasks are lagging the active tasks by some nontrivial amount, that is, by more than "
+        narrative="Stateful (active) Tasks := {T1, T2, T3, T4} ... Standby Replicas := 1 ... Instances := {I1, I2, I3} ... "
+        "the standby tasks are lagging the active tasks by some nontrivial amount, that is, by more than "
         "the acceptable_recovery_lag ... -- One instance (I1) is brought down -- ... I3 cannot immediately take over "
         "T2 as an active task since it is not sufficiently caught up ... the first rebalance would produce an "
         "imbalanced assignment where I2 bears the major processing load while I3 focuses on restoring the task (T4) "
@@ -199,6 +211,7 @@ SCALING_IN_2 = (
     ),
     SeedRebalance(
         scenario="scaling-in-2",
+        section=_IN_2,
         title="Second Rebalance (stable state)",
         round=2,
         narrative="-- I3 finishes restoring T4 --",
@@ -217,8 +230,8 @@ SCALING_IN_2 = (
             probing=False,
         ),
         note=f"Shows 'T1, T2' / 'T3, T4' / 'standbyT3, T4T1, T2': active I2:[T1,T2], I3:[T3,T4], standby "
-        f"I2:[T3,T4], I3:[T1,T2]. Lags: only T4 is named as restored on I3; its other standbys and I2's T3 are "
-        f"taken as still restoring ({RESTORING}); I2 processes its actives (lag 0).",
+        f"I2:[T3,T4], I3:[T1,T2]. Lags: only T4 is named as restored on I3; its other standbys and the standby of T3 "
+        f"on I2 are taken as still restoring ({RESTORING}); I2 processes its actives (lag 0).",
     ),
 )
 
