@@ -183,12 +183,11 @@ def reordering(assignor: Assignor, view: RebalanceInput, *, samples: int = 8, se
     """Listing members, tasks, roles, lags and keys in other orders gives the same answer."""
     call = json_caller(assignor)
     if call is None:
-        return Verdict(
-            property="reordering",
-            status=Status.INCONCLUSIVE,
-            message="the assignor takes the decoded view, in which order is fixed, so no order can reach it; "
-            "give a py: function or an exec: program to check this",
-        )
+        if getattr(assignor, "kind", None) == "exec":
+            why = "this exec: runner sends every input in one canonical order, so no other order can reach the program"
+        else:
+            why = "the assignor takes the decoded view, in which order is fixed, so no order can reach it; give a py: function to check this"
+        return Verdict(property="reordering", status=Status.INCONCLUSIVE, message=why)
     rng = random.Random(f"{seed}:reordering")
     canonical = encode_input(view)
     answer = call(canonical, view)
