@@ -6,7 +6,7 @@ A trace is what a check found, replayable without the explorer::
      "protocol": "cooperative", "assignor": "ha",
      "config": <Config JSON>, "tasks": [{"id": "0_0", "stateful": true}, ...],
      "bounds": {<Bounds>}, "property": "single-owner",
-     "kind": "safety" | "lasso", "fail_step": 7, "cycle_start": 3 (lasso only),
+     "kind": "safety" | "lasso" | "scenario", "fail_step": 7, "cycle_start": 3 (lasso only),
      "message": "...",
      "steps": [{"action": {"kind": "init"}, "state": {...}},
                {"action": {"kind": "rebalance", "choice": 0}, "state": {...},
@@ -19,6 +19,14 @@ action, for a property of transitions) shows the failure. A lasso's steps from
 ``cycle_start`` to the last repeat forever: the last state equals the state of step
 ``cycle_start``. A step that ran the assignor carries its input and answer; one where the
 assignor misbehaved carries ``error`` (and the input) instead of an answer.
+
+A ``scenario`` trace is a run that shows no violation: a golden trace written from a seed's
+walk-through (``traces/seeds/``). It has no ``property`` or ``fail_step``; it may start from any
+state (the seed's "Group stable state"), not only the model's cold start. Optional fields,
+for renderers and readers only (replay ignores them): ``pool`` (the instance ids joins take,
+in order; default the bounds' ``I1..I<instances>``), ``title``, ``source`` (``{"seed",
+"section", "title"}``), ``comment`` (where the seed contradicts itself: what its text shows);
+per step ``title`` (a seed's heading for the rebalance) and ``comment``.
 
 This module keeps the encoders and decoders of traces and of states (:func:`encode_state`,
 :func:`decode_state`) so that renderers, replay and HTML build on one definition.
@@ -35,6 +43,7 @@ from rebalproof.model.group_state import LAG_CLASSES, Action, GroupState, Member
 
 __all__ = [
     "FORMAT",
+    "KINDS",
     "TRACE_SCHEMA",
     "STATE_SCHEMA",
     "encode_state",
@@ -49,6 +58,8 @@ __all__ = [
 ]
 
 FORMAT = "rebalproof-trace/1"
+#: ``safety``: a state or step breaks a property; ``lasso``: a cycle does; ``scenario``: no violation.
+KINDS = ("safety", "lasso", "scenario")
 _LAG_CODES = {v: k for k, v in LAG_CLASSES.items()}
 
 _IDS = {"type": "array", "items": {"type": "string"}}
@@ -106,7 +117,7 @@ TRACE_SCHEMA = {
     "$id": "https://rebalproof.dev/schema/trace-1.json",
     "title": "rebalproof trace",
     "type": "object",
-    "required": ["format", "protocol", "assignor", "config", "tasks", "bounds", "property", "kind", "fail_step", "steps"],
+    "required": ["format", "protocol", "assignor", "config", "tasks", "bounds", "kind", "steps"],
     "properties": {
         "format": {"const": FORMAT},
         "protocol": {"type": "string"},
@@ -115,11 +126,15 @@ TRACE_SCHEMA = {
         "tasks": {"type": "array", "items": {"type": "object", "required": ["id", "stateful"]}},
         "bounds": {"type": "object"},
         "property": {"type": "string"},
-        "kind": {"enum": ["safety", "lasso"]},
+        "kind": {"enum": list(KINDS)},
         "message": {"type": "string"},
         "fail_step": {"type": "integer", "minimum": 0},
         "cycle_start": {"type": "integer", "minimum": 0},
         "symmetry": {"type": "boolean"},
+        "pool": _IDS,
+        "title": {"type": "string"},
+        "source": {"type": "object", "additionalProperties": {"type": "string"}},
+        "comment": {"type": "string"},
         "steps": {
             "type": "array",
             "minItems": 1,
@@ -135,12 +150,16 @@ TRACE_SCHEMA = {
                         "properties": {"input": {"type": "object"}, "assignment": {"type": ["object", "null"]}},
                     },
                     "error": {"type": "string"},
+                    "title": {"type": "string"},
+                    "comment": {"type": "string"},
                 },
             },
         },
     },
-    "if": {"properties": {"kind": {"const": "lasso"}}},
-    "then": {"required": ["cycle_start"]},
+    "allOf": [
+        {"if": {"properties": {"kind": {"enum": ["safety", "lasso"]}}}, "then": {"required": ["property", "fail_step"]}},
+        {"if": {"properties": {"kind": {"const": "lasso"}}}, "then": {"required": ["cycle_start"]}},
+    ],
 }
 
 
@@ -234,8 +253,9 @@ class Trace:
     steps: tuple[TraceStep, ...]
 
     @property
-    def property_name(self) -> str:
-        return self.header["property"]
+    def property_name(self) -> str | None:
+        """The violated property; None for a ``scenario`` trace."""
+        return self.header.get("property")
 
     @property
     def kind(self) -> str:
@@ -255,13 +275,25 @@ def decode_trace(obj: dict) -> Trace:
     for key in TRACE_SCHEMA["required"]:
         if key not in obj:
             raise InputError(f'missing "{key}"', where="trace")
+    if obj["kind"] not in KINDS:
+        raise InputError(f'"kind" must be one of {", ".join(KINDS)}, got {obj["kind"]!r}', where="trace")
+    if obj["kind"] != "scenario":
+        for key in ("property", "fail_step"):
+            if key not in obj:
+                raise InputError(f'missing "{key}" (a {obj["kind"]} trace names the property and the step where it fails)', where="trace")
     if obj["kind"] == "lasso" and "cycle_start" not in obj:
         raise InputError('a lasso needs "cycle_start"', where="trace")
     order = {t["id"]: i for i, t in enumerate(obj["tasks"])}
     steps = []
     for i, raw in enumerate(obj["steps"]):
-        action = None if raw["action"].get("kind") == "init" else decode_action(raw["action"])
-        steps.append(TraceStep(action=action, state=decode_state(raw["state"], task_order=order), rebalance=raw.get("rebalance"), error=raw.get("error")))
+        if not isinstance(raw, dict) or not isinstance(raw.get("action"), dict) or "state" not in raw:
+            raise InputError('every step is an object with an "action" and a "state"', where=f"steps[{i}]")
+        try:
+            action = None if raw["action"].get("kind") == "init" else decode_action(raw["action"])
+            state = decode_state(raw["state"], task_order=order)
+        except InputError as exc:
+            raise InputError(str(exc), where=f"steps[{i}]") from None
+        steps.append(TraceStep(action=action, state=state, rebalance=raw.get("rebalance"), error=raw.get("error")))
     if not steps:
         raise InputError("a trace has at least its initial step", where="steps")
     header = {k: v for k, v in obj.items() if k != "steps"}
