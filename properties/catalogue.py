@@ -15,13 +15,15 @@ property           sticky  eager  learner  ha
 one-active         yes     yes    yes      yes
 no-colocation      yes     yes    yes      yes
 warmup-bound       yes     yes    no       yes
-standby-count      yes     yes    yes      yes
+standby-count      yes     yes    yes(+)   yes
 caught-up-active   no      no     no       yes
 fixpoint           yes     yes    no       yes
 stable             yes     yes    no       yes
 balanced           yes*    yes*   no       yes
 =================  ======  =====  =======  ==
 
+(+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
+(:func:`~rebalproof.properties.copies.standby_count_learners`).
 (*) instance balance in every answer; a probing rebalance excuses nothing and subtopology
 spread is measured, not promised (:func:`~rebalproof.properties.balanced.balanced_at_once`).
 
@@ -45,7 +47,7 @@ from rebalproof.errors import InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced, balanced_at_once
-from rebalproof.properties.copies import no_colocation, one_active, standby_count, warmup_bound
+from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.stability import fixpoint, stable
 from rebalproof.properties.verdict import Status, Verdict
@@ -163,7 +165,8 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         kind="always",
         promised_by=_ALL,
         check=standby_count,
-        source="KIP-441 Assignment Algorithm 2",
+        checks_by_rules={"learner": standby_count_learners},
+        source="KIP-441 Assignment Algorithm 2; KIP-429 Standby Task Utilization (a learner counts as a standby)",
     ),
     AssignmentProperty(
         name="caught-up-active",

@@ -60,7 +60,7 @@ def times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
-_PLURALS = {"copy": "copies", "extra copy": "extra copies"}
+_PLURALS = {"copy": "copies", "extra copy": "extra copies", "standby or learner": "standbys or learners"}
 
 
 def plural(n: int, noun: str) -> str:

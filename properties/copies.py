@@ -35,7 +35,7 @@ from rebalproof.properties.common import (
 )
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["one_active", "no_colocation", "warmup_bound", "standby_count"]
+__all__ = ["one_active", "no_colocation", "warmup_bound", "standby_count", "standby_count_learners"]
 
 
 def _verdict(name: str, problems: list[str], tasks, members, ok: str, measure: dict | None = None) -> Verdict:
@@ -141,30 +141,46 @@ def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
     )
 
 
-def standby_count(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """Each stateful task has at least ``min(num_standby_replicas, n - 1)`` standbys (KIP-441 requirement 2).
-
-    ``n`` is the number of non-leaving members (a standby may still sit on a leaving member and
-    counts). A standby counts when it is in the ``standby`` role on a group member that does not
-    also hold the task as active (a standby next to its active protects nothing). More standbys
-    than asked are allowed here; they are extra copies for ``warmup-bound``.
-    """
+def _standby_count(view: RebalanceInput, assignment: Assignment, roles: tuple[str, ...], noun: str) -> Verdict:
     need = required_standbys(view)
     problems: list[str] = []
     tasks: list[str] = []
     if need:
         for task_id in view.stateful_task_ids:
             actives = set(assignment.actives_of(task_id))
-            standbys = [m for m in holders_in_group(view, assignment, task_id, "standby") if m not in actives]
-            if len(standbys) < need:
-                where = f" (on {words(standbys)})" if standbys else ""
-                problems.append(f"task {task_id} has {plural(len(standbys), 'standby')}{where}, needs {need}")
+            replicas = sorted_ids({m for r in roles for m in holders_in_group(view, assignment, task_id, r) if m not in actives})
+            if len(replicas) < need:
+                where = f" (on {words(replicas)})" if replicas else ""
+                problems.append(f"task {task_id} has {plural(len(replicas), noun)}{where}, needs {need}")
                 tasks.append(task_id)
     return _verdict(
         "standby-count",
         problems,
         tasks,
         [],
-        f"each stateful task has at least {plural(need, 'standby')}",
+        f"each stateful task has at least {plural(need, noun)}",
         measure={"required": need},
     )
+
+
+def standby_count(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """Each stateful task has at least ``min(num_standby_replicas, n - 1)`` standbys (KIP-441 requirement 2).
+
+    ``n`` is the number of non-leaving members (a standby may still sit on a leaving member and
+    counts). A standby counts when it is in the ``standby`` role on a group member that does not
+    also hold the task as active (a standby next to its active protects nothing). Warmups do not
+    count (KIP-441: moving tasks "don't count against the num.standby.replicas config"). More
+    standbys than asked are allowed here; they are extra copies for ``warmup-bound``.
+    """
+    return _standby_count(view, assignment, ("standby",), "standby")
+
+
+def standby_count_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """The ``learner`` reading of ``standby-count``: a learner copy counts as a standby.
+
+    KIP-429 "Standby Task Utilization": learner tasks go first to members holding a matching
+    standby, so the standby *becomes* the learner, a replica restoring the same changelog;
+    KIP-429 does not ask for another standby meanwhile (with ``members - 1`` standbys there is
+    no room for one). Otherwise as :func:`standby_count`.
+    """
+    return _standby_count(view, assignment, ("standby", "warmup"), "standby or learner")

@@ -21,7 +21,7 @@ from rebalproof.properties import PER_ASSIGNMENT, RULE_SETS, Status, check_assig
 from rebalproof.properties import balanced as balanced_mod
 from rebalproof.properties import catalogue, common, copies, lag, stability
 from rebalproof.properties.balanced import balance_attainable, balanced, balanced_at_once
-from rebalproof.properties.copies import no_colocation, one_active, standby_count, warmup_bound
+from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
 from rebalproof.strategies import assignments, rebalance_inputs
@@ -177,6 +177,16 @@ def test_standby_count_what_does_not_count():
     assert standby_count(view, answer(I1="0_0 +0_0 1_0")).violated  # next to its active
     assert standby_count(view, answer(I1="0_0 1_0", I2="~0_0")).violated  # a warmup is not a standby
     assert standby_count(view, answer(I1="0_0 1_0", I2="+0_0")).holds  # stateless tasks need none
+
+
+def test_standby_count_learner_reading_counts_learners():
+    """KIP-429 turns a matching standby into the learner; KIP-441 warmups do not count."""
+    view = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}], num_standby_replicas=1)
+    learning = answer(I1="0_0", I2="~0_0")
+    verdicts = {r: {v.property: v for v in check_assignment(view, learning, rules=r)} for r in ("learner", "ha")}
+    assert verdicts["learner"]["standby-count"].holds
+    assert verdicts["ha"]["standby-count"].message == "task 0_0 has 0 standbys, needs 1"
+    assert standby_count_learners(view, answer(I1="0_0 ~0_0")).message == "task 0_0 has 0 standbys or learners, needs 1"
 
 
 # -- caught-up-active ------------------------------------------------------------------------------
