@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import doctest
 import math
+import os
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -414,3 +417,25 @@ def test_transport_says_when_bounds_cannot_be_met():
     assert transport({"T1": 1, "T2": 1}, arcs, {"I1": (0, 1)}) is None
     assert transport({"T1": 1, "T2": 1}, arcs, {"I1": (0, 2)}) == {"T1": ("I1",), "T2": ("I1",)}
     assert transport({"T1": 2}, [("T1", "I1", 0), ("T1", "I2", 0)], {"I1": (0, 2), "I2": (0, 2)}) == {"T1": ("I1", "I2")}
+
+
+def test_same_answers_whatever_the_hash_seed():
+    """Determinism by construction: no set or dict order of the interpreter reaches the answer."""
+    program = (
+        "from rebalproof.model.assignors.ha import assign\n"
+        "from rebalproof.model.codec import dumps_canonical, encode_assignment\n"
+        "from rebalproof.model.seeds441 import SCENARIOS\n"
+        "from rebalproof.model.view import Config, Member, RebalanceInput, Task\n"
+        "tasks = tuple(Task(id=f'{s}_{p}', stateful=s != 2) for s in range(3) for p in range(4))\n"
+        "views = [r.view for r in SCENARIOS] + [RebalanceInput(config=Config(num_standby_replicas=k, max_warmup_replicas=1),\n"
+        "    tasks=tasks, members=tuple(Member(id=f'I{i}', capacity=1 + i % 2, active=tuple(t.id for t in tasks[i::n]),\n"
+        "    lags={t.id: 0 for t in tasks[i::n]}) for i in range(n)) + (Member(id='J'),)) for n in (2, 3) for k in (0, 1, 2)]\n"
+        "print(dumps_canonical([encode_assignment(assign(v)) for v in views]))\n"
+    )
+    answers = {
+        subprocess.run(
+            [sys.executable, "-c", program], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(answers) == 1

@@ -27,14 +27,24 @@ Two exact min-cost placements (:func:`~rebalproof.model.assignors.ha_flow.transp
    state; does not hold the task now as standby or warmup (role stickiness); not among the
    task's round-robin successors; unique order.
 
-Why it converges (the ``converges`` property): the target is a function of membership,
-tasks, capacities and the members' caught-up state only (through tier 1), plus weaker
-tiers. Between rounds, when only restores progress, every target position that got a copy
-becomes caught up and no caught-up position is lost, so the number of target actives that
-are not most caught-up -- minimised exactly by tier 1 -- can only fall, and falls by every
-active-target copy the round placed. The round gives active-target warmups first
-(:func:`~rebalproof.model.assignors.ha_round.place_warmups`), so while the actives are not
-balanced each round removes at least ``min(max_warmup_replicas, remaining)`` of them.
+Why it converges (the ``converges`` property). Let ``Phi`` be the number of tasks whose target
+active member is not most caught-up: tier 1 makes the target minimise ``Phi`` exactly over
+all balanced layouts (the boxes are exact, and the flow is an exact optimum). Suppose
+membership is fixed and between rounds every copy the round assigned restores (no state is
+lost). Then every target member that got a copy of its task is caught up next round and no
+member falls out of the most-caught-up set of a target position, so last round's target,
+re-evaluated, has ``Phi`` smaller by the number of active-target copies placed, and the new
+target's ``Phi`` is no larger than that, whatever the weaker tiers choose. Copies already
+restored never compete for the warmup budget, and active-target warmups come before
+standby-target ones (:func:`~rebalproof.model.assignors.ha_round.place_warmups`), so each
+round with ``Phi > 0`` lowers it by at least ``min(max_warmup_replicas, Phi)``. When
+``Phi = 0`` every task is active on its target member, which is balanced, and ``ha`` stops
+probing. Hence, after one added instance (``Phi <= stateful tasks``), at most
+``ceil(stateful tasks / max_warmup_replicas) + 1`` rebalances -- Kafka's convergence-test
+bound, rounded up -- and from any state one more (the first round's budget may go to copies
+already restoring). When no balanced layout exists, ``ha`` stops once the result is the
+target; that case, and restores finishing in any order, are covered by tests, not by this
+argument.
 
 Examples
 --------
