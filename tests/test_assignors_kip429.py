@@ -323,9 +323,11 @@ def test_structural_promises(name, view):
 def test_sticky_balance_standbys_and_fixpoint(view):
     out = sticky.assign(view)
     assert measure_balance(view, out).active_within_one
-    want = min(view.config.num_standby_replicas, len(view.members) - 1)
+    staying = [m.id for m in view.members if not m.leaving] or list(view.member_ids)
+    want = min(view.config.num_standby_replicas, len(staying) - 1)
     for task in view.tasks:
         assert len(out.holders(task.id, "standby")) == (want if task.stateful else 0)
+    assert all(not out.of(m).copies for m in view.member_ids if m not in staying)  # leaving: treated as gone
     assert all(not roles.warmup for _, roles in out.members)
     assert eager.assign(view) == out
     # a balanced assignment, reported back as the current one, is returned unchanged

@@ -16,13 +16,16 @@ The rules, as phases:
    goes to a caught-up holder (lag <= ``acceptable_recovery_lag``, any role), else to a member
    with some state (least lag), else to the member with the most room left.
 3. **Standbys.** ``num_standby_replicas`` per stateful task, exactly
-   ``min(num_standby_replicas, members - 1)``, on members without the task, preferring current
-   standby holders and members with state; none for stateless tasks.
+   ``min(num_standby_replicas, members - 1)`` (members: the non-leaving ones), on members
+   without the task, preferring current standby holders and members with state; none for
+   stateless tasks.
 4. Never warmups; ``probing_rebalance`` is false.
 
 Abstraction choices: the baseline knows nothing of KIP-429's ``leaving`` tag, but a leaving
-member is on its way out, so it gets no actives (unless every member is leaving) and holds
-standbys only when no other member can. Ties are broken by natural id, so the assignor is
+member is on its way out, so it is treated as already gone: it gets nothing, neither actives
+nor standbys, unless every member is leaving (then everyone counts). This matches the
+``standby-count`` property (``n``: non-leaving members) and the solver's ``leaving`` rule (no
+new copies on a leaving member). Ties are broken by natural id, so the assignor is
 deterministic but not equivariant under renaming.
 
 Examples
@@ -83,16 +86,9 @@ def assign(view: RebalanceInput) -> Assignment:
     holding: dict[str, list[str]] = {m: [] for m in view.member_ids}
     for task, member in actives.items():
         holding[member].append(task)
-    leaving = [m.id for m in view.members if m.leaving and m.id not in staying]
-    standbys = place_standbys(
-        view,
-        holding,
-        count=view.config.num_standby_replicas,
-        members=view.member_ids,
-        last_resort=leaving,
-    )
+    standbys = place_standbys(view, holding, count=view.config.num_standby_replicas, members=staying)
     return Assignment(
-        members={m: MemberAssignment(active=tuple(holding[m]), standby=standbys[m]) for m in view.member_ids},
+        members={m: MemberAssignment(active=tuple(holding[m]), standby=standbys.get(m, ())) for m in view.member_ids},
         probing_rebalance=False,
     )
 
