@@ -211,6 +211,29 @@ def test_scaling_out_free_choice_of_which_of_t1_t3_moves():
     assert all(m in most_caught_up(second.view, t) for m, a in swapped.members for t in a.active)
 
 
+@pytest.mark.parametrize("standbys", [0, 1])
+def test_happy_path_of_the_rejected_alternatives(standbys):
+    """KIP-441 "Rejected Alternatives", happy path: two nodes, two tasks, a node just replaced.
+
+    Without standbys: "Node2: [Task2(moving)]" -- one warmup. With one standby, Node2 already
+    holds (cold) standbys of both tasks, so "we cannot create our moving task": the cold
+    standby of Task2 *is* the copy restoring towards the move, and no extra copy is needed.
+    """
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=standbys),
+        tasks=(Task(id="Task1"), Task(id="Task2")),
+        members=(Member(id="Node1", active=("Task1", "Task2"), lags={"Task1": 0, "Task2": 0}), Member(id="Node2")),
+    )
+    out = assign(view)
+    assert out.of("Node1").active == ("Task1", "Task2") and out.probing_rebalance
+    if standbys:
+        assert out.of("Node2").standby == ("Task1", "Task2") and out.of("Node2").warmup == ()
+    else:
+        assert out.of("Node2").warmup == ("Task2",)
+    done = assign(restored(view, out))
+    assert done.of("Node2").active == ("Task2",) and not done.probing_rebalance
+
+
 def test_stateless_tasks_fill_the_new_instance_at_once_and_stay_put_otherwise():
     """KIP-441 #4/#6: stateless tasks need no warmup; they are packed around the stateful actives, sticky."""
     tasks = tuple(Task(id=f"0_{p}") for p in range(2)) + tuple(Task(id=f"1_{p}", stateful=False) for p in range(3))

@@ -8,12 +8,15 @@ destination an extra copy (a *warmup*, at most ``max_warmup_replicas`` at a time
 stops probing. The KIP leaves the algorithm open and fixes six required properties
 ("Assignment Algorithm" #1-#6); the phases below meet them.
 
-0. **Settled?** (#5) A valid, balanced current assignment with caught-up actives and the right
-   standby count is returned unchanged, ``probing_rebalance`` false
+0. **Settled?** (#5) A valid, balanced current assignment with every stateful active on a
+   most-caught-up member and the right standby count is returned unchanged, warmups dropped,
+   ``probing_rebalance`` false
    (:mod:`~rebalproof.model.assignors.ha_settle`).
 1. **Target** -- the balanced layout to move towards, an exact lexicographic optimum: most
    caught-up members first, then members with state, then current owners, then a round-robin
-   tie-break (:mod:`~rebalproof.model.assignors.ha_target`).
+   tie-break (:mod:`~rebalproof.model.assignors.ha_target`, which also gives the convergence
+   argument: at most ``ceil(stateful tasks / max_warmup_replicas) + 1`` rebalances after one
+   added instance).
 2. **Stateful actives** (#1) on most-caught-up members, the target one when it is ready.
 3. **Standbys** (#2) ``min(num_standby_replicas, members - 1)`` per stateful task on the next
    most caught-up members, never two copies of a task on one member, none for stateless tasks.
