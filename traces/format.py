@@ -243,6 +243,8 @@ class TraceStep:
     state: GroupState
     rebalance: dict | None = None
     error: str | None = None
+    title: str | None = None  # a seed's heading for this rebalance (readers only)
+    comment: str | None = None  # what a seed's text shows here (readers only)
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,12 @@ def decode_trace(obj: dict) -> Trace:
             state = decode_state(raw["state"], task_order=order)
         except InputError as exc:
             raise InputError(str(exc), where=f"steps[{i}]") from None
-        steps.append(TraceStep(action=action, state=state, rebalance=raw.get("rebalance"), error=raw.get("error")))
+        steps.append(
+            TraceStep(
+                action=action, state=state, rebalance=raw.get("rebalance"), error=raw.get("error"),
+                title=raw.get("title"), comment=raw.get("comment"),
+            )
+        )
     if not steps:
         raise InputError("a trace has at least its initial step", where="steps")
     header = {k: v for k, v in obj.items() if k != "steps"}
