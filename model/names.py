@@ -5,12 +5,14 @@ Ids are compared "naturally": runs of digits as numbers, so ``I2 < I10`` and
 """
 
 import re
+from functools import lru_cache
 
 __all__ = ["id_key", "sorted_ids", "subtopology_of"]
 
 _RUNS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=65536)
 def id_key(identifier: str) -> tuple:
     """Sort key ordering ids naturally; ties broken by the plain string."""
     parts = _RUNS.split(identifier)
