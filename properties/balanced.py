@@ -25,6 +25,11 @@ assignment"):
   nothing. Subtopology spread is KIP-441's addition ("Defining balance"): it is measured and
   said in the message, not promised.
 
+Both readings count leaving members first as shutting down (not counted, as
+:func:`~rebalproof.model.balance.measure_balance` does) and, if that fails, as ordinary
+members (``ha`` ignores the KIP-429 tag); the better verdict stands, with
+``leaving_counted: true`` in the measure when it came from the second reading.
+
 Examples
 --------
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
@@ -45,6 +50,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import BalanceReport, measure_balance, within_one
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.common import as_if_staying
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = ["balanced", "balanced_at_once", "balance_attainable", "balance_measure", "SEARCH_BUDGET"]
@@ -154,8 +160,41 @@ def _unbalanced(view: RebalanceInput, assignment: Assignment, report: BalanceRep
     return "not balanced: " + "; ".join(parts)
 
 
+_ORDER = {Status.HOLDS: 0, Status.INCONCLUSIVE: 1, Status.VIOLATED: 2}
+
+
+def _either_reading(view: RebalanceInput, assignment: Assignment, judge) -> Verdict:
+    """``judge`` with leaving members shutting down; if that fails, also with them as ordinary members.
+
+    KIP-441 and the baseline know no leaving members, so an assignor may count them either way
+    (:mod:`rebalproof.properties.common`); the better verdict stands.
+    """
+    first = judge(view, assignment)
+    ordinary = as_if_staying(view) if first.status is not Status.HOLDS else None
+    if ordinary is None:
+        return first
+    second = judge(ordinary, assignment)
+    if _ORDER[second.status] >= _ORDER[first.status]:
+        return first
+    return Verdict(
+        property=second.property,
+        status=second.status,
+        message=f"counting leaving members as ordinary ones: {second.message}",
+        measure={**second.measure, "leaving_counted": True},
+    )
+
+
 def balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """The ``ha`` reading: balanced, or a probing rebalance is scheduled (see module doc)."""
+    return _either_reading(view, assignment, _balanced)
+
+
+def balanced_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """The ``sticky``/``eager`` reading: the actives are within one by capacity (see module doc)."""
+    return _either_reading(view, assignment, _balanced_at_once)
+
+
+def _balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
     report = measure_balance(view, assignment)
     measure = balance_measure(view, assignment, report)
 
@@ -181,8 +220,7 @@ def balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
     return verdict(Status.VIOLATED, f"{what}, a balanced assignment exists and no probing rebalance is scheduled")
 
 
-def balanced_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """The ``sticky``/``eager`` reading: the actives are within one by capacity (see module doc)."""
+def _balanced_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
     report = measure_balance(view, assignment)
     measure = balance_measure(view, assignment, report)
     if report.active_within_one:

@@ -15,6 +15,11 @@ Abstraction choices stated once, here, and used by every property in this packag
   ``min(num_standby_replicas, members - 1)`` over *all* members (:func:`standby_allowance`),
   so an assignor that treats a leaving member as an ordinary one is not charged for it.
   Without leaving members the two are equal.
+- **Leaving members** (KIP-429 v2's ``isLeaving``) are unknown to KIP-441 and to the baseline:
+  an assignor may treat a leaving member as shutting down or as an ordinary member. Every
+  property accepts either reading (here the counts above; in ``caught-up-active``, ``balanced``
+  and ``stable`` the answer is judged under both and the better verdict stands, the message
+  saying when leaving members were counted as ordinary ones — :func:`as_if_staying`).
 
 Examples
 --------
@@ -27,6 +32,8 @@ Examples
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.names import sorted_ids
@@ -42,6 +49,7 @@ __all__ = [
     "standby_allowance",
     "extra_copies",
     "staying_members",
+    "as_if_staying",
 ]
 
 
@@ -73,6 +81,13 @@ def plural(n: int, noun: str) -> str:
 def current_assignment(view: RebalanceInput) -> Assignment:
     """What the members held going into the rebalance, as an :class:`Assignment` (no probing)."""
     return Assignment.build({m.id: {r: list(getattr(m, r)) for r in ROLES} for m in view.members})
+
+
+def as_if_staying(view: RebalanceInput) -> RebalanceInput | None:
+    """The view with every leaving member counted as an ordinary one; None when nobody is leaving."""
+    if not any(m.leaving for m in view.members):
+        return None
+    return view.replace(members=tuple(replace(m, leaving=False) for m in view.members))
 
 
 def staying_members(view: RebalanceInput) -> tuple[str, ...]:

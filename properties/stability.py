@@ -22,11 +22,11 @@ Examples
 from __future__ import annotations
 
 from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
-from rebalproof.model.balance import measure_balance
+from rebalproof.model.balance import measure_balance, within_one
 from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import current_assignment, extra_copies, plural, words
+from rebalproof.properties.common import as_if_staying, current_assignment, extra_copies, plural, words
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -143,6 +143,19 @@ def _moved_back(assignment: Assignment, task_id: str, frm: str, to: str) -> Assi
     return Assignment(members=members, probing_rebalance=assignment.probing_rebalance)
 
 
+def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner: str, holder: str) -> bool:
+    """In ``kept``, owner and holder are within one of each other: actives, the task's subtopology, all copies."""
+    pair = [m for m in (owner, holder) if view.has_member(m) and not view.member(m).leaving]
+    if len(pair) < 2:
+        return True
+    caps = {m: view.member(m).capacity for m in pair}
+    sub = subtopology_of(task_id)
+    actives = {m: len(kept.of(m).active) for m in pair}
+    in_sub = {m: sum(1 for t in kept.of(m).active if subtopology_of(t) == sub) for m in pair}
+    copies = {m: len(kept.of(m).active) + len(kept.of(m).standby) for m in pair}
+    return all(within_one(counts, caps) for counts in (actives, in_sub, copies))
+
+
 def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str) -> bool:
     """True when ``kept`` is at least as balanced as ``answer`` on every count KIP-441 or Kafka balances."""
     a, k = measure_balance(view, answer), measure_balance(view, kept)
@@ -159,20 +172,33 @@ def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, task_i
     )
 
 
+def _needless(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str, owner: str, holder: str) -> bool:
+    return _no_worse(view, answer, kept, task_id) and _pair_within_one(view, kept, task_id, owner, holder)
+
+
 def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """A stateless task stays with its current, non-leaving owner unless moving it is needed for balance.
 
     For each stateless task ``t`` active on a non-leaving member ``o`` going into the rebalance
     (its owners, if several) and active on exactly one other group member ``h`` in the answer
-    (no or several actives are ``one-active``'s business): moving ``t`` was needless when the
-    answer with ``t`` put back on ``o`` — everything else as the answer has it — is no worse
-    balanced: instance within-one and spread of the actives, within-one and spread of ``t``'s
-    subtopology, and within-one and spread of all copies (active plus standby, as Kafka's
-    assignor balances stateless tasks against). One such ``t`` is a violation: the answer
-    moved at least one task more than balance needed. Tasks moved away from a leaving or
-    departed member, and tasks nobody owned, may go anywhere.
+    (no or several actives are ``one-active``'s business), moving ``t`` was needless when the
+    answer with ``t`` put back on ``o`` — everything else as the answer has it —
+
+    - is no worse balanced overall: within-one and spread of the actives, of ``t``'s
+      subtopology, and of all copies (active plus standby, as Kafka's assignor balances
+      stateless tasks against) are kept or improved; and
+    - leaves ``o`` and ``h`` within one of each other on each of those three counts (so a move
+      that evens out the two members involved is needed even while the answer as a whole is
+      still unbalanced, as in a probing round).
+
+    One such ``t`` is a violation: the answer moved at least one task more than balance
+    needed. Tasks moved away from a leaving or departed member, and tasks nobody owned, may go
+    anywhere. With leaving members, a move is
+    needless only when it is so both with them counted as shutting down and as ordinary members
+    (:mod:`rebalproof.properties.common`).
     """
     owned = moved = 0
+    readings = [view] + [v for v in (as_if_staying(view),) if v is not None]
     problems: list[str] = []
     tasks: list[str] = []
     members: list[str] = []
@@ -187,7 +213,8 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
         moved += 1
         holder = holders[0]
         for owner in owners:
-            if _no_worse(view, assignment, _moved_back(assignment, task_id, holder, owner), task_id):
+            kept = _moved_back(assignment, task_id, holder, owner)
+            if all(_needless(v, assignment, kept, task_id, owner, holder) for v in readings):
                 problems.append(f"stateless task {task_id} moved from {owner} to {holder}, but keeping it on {owner} is as balanced")
                 tasks.append(task_id)
                 members.extend([owner, holder])

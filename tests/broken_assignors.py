@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Callable
 
 from rebalproof.model.assignment import ROLES, Assignment
-from rebalproof.model.balance import is_balanced, measure_balance
+from rebalproof.model.balance import is_balanced, measure_balance, within_one
 from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
@@ -190,12 +190,21 @@ def reshuffle(view: RebalanceInput) -> Assignment | None:
     return _answer(view, holds, probing=True)
 
 
-def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task: str) -> bool:
-    """Keeping is at least as balanced as moving, on the actives, the task's subtopology and all copies."""
+def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task: str, owner: str, to: str) -> bool:
+    """Keeping is at least as balanced as moving, on the actives, the task's subtopology and all
+    copies, overall and between the two members involved."""
     k, m = measure_balance(view, kept), measure_balance(view, moved)
     sub = subtopology_of(task)
+    caps = {x: view.member(x).capacity for x in (owner, to)}
+
+    def pair(count):
+        return within_one({x: count(kept.of(x)) for x in (owner, to)}, caps)
+
     return (
-        (k.active_within_one or not m.active_within_one)
+        pair(lambda a: len(a.active))
+        and pair(lambda a: sum(1 for t in a.active if subtopology_of(t) == sub))
+        and pair(lambda a: len(a.active) + len(a.standby))
+        and (k.active_within_one or not m.active_within_one)
         and (k.subtopology_within_one or not m.subtopology_within_one)
         and (k.copies_within_one or not m.copies_within_one)
         and k.active_spread <= m.active_spread
@@ -221,7 +230,7 @@ def needless_stateless_move(view: RebalanceInput) -> Assignment | None:
             trial = {x: {r: list(v) for r, v in roles.items()} for x, roles in holds.items()}
             trial[owner]["active"].remove(task)
             trial[m]["active"].append(task)
-            if _as_balanced(view, kept, Assignment.build(trial), task):
+            if _as_balanced(view, kept, Assignment.build(trial), task, owner, m):
                 return _answer(view, trial)
     return None
 

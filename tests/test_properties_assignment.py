@@ -318,6 +318,23 @@ def test_balanced_subtopology_spread():
     assert balanced(four, answer(I1="0_0 1_0", I2="0_1 1_1")).holds
 
 
+def test_leaving_members_may_be_counted_either_way():
+    """KIP-441 knows no leaving members: shutting down or ordinary, the better reading stands."""
+    members = [{"id": "I1"}, {"id": "I2"}, {"id": "I3", "capacity": 2, "leaving": True}]
+    view = view_of(["0_0", "1_0", "2_0"], members)
+    # not counting I3, {2, 0} could have been balanced; counting it, no layout is
+    v = balanced(view, answer(I1="0_0 1_0", I3="2_0"))
+    assert v.holds and v.measure["leaving_counted"] is True and v.measure["attainable"] is False
+    assert v.message.startswith("counting leaving members as ordinary ones: not balanced")
+    assert "leaving_counted" not in balanced(view, answer(I1="0_0", I2="1_0", I3="2_0")).measure
+    even = view_of(["0_0", "0_1", "0_2"], [{"id": "I1"}, {"id": "I2"}, {"id": "I3", "leaving": True}])
+    assert balanced(even, answer(I1="0_0 0_1 0_2")).violated  # balanced neither way
+    owned = [{"id": "I1", "active": ("1_0", "1_1")}, {"id": "I2", "active": ("1_2", "1_3")}, {"id": "I3", "leaving": True}]
+    stateless = view_of(["~1_0", "~1_1", "~1_2", "~1_3"], owned)
+    assert stable(stateless, answer(I1="1_0", I2="1_2 1_3", I3="1_1")).holds  # needed if I3 is an ordinary member
+    assert stable(stateless, answer(I1="1_0", I2="1_1 1_2 1_3")).violated  # needless either way
+
+
 def test_balance_attainable_agrees_with_brute_force():
     from itertools import product
 
