@@ -12,16 +12,11 @@ import copy
 import json
 
 import pytest
+from browser.examples import counterexamples as find_counterexamples
 
 from rebalproof.cli.main import main
 from rebalproof.errors import InputError
-from rebalproof.model.explorer import explore
-from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_model import GroupModel
-from rebalproof.model.group_protocol import parse_protocol
-from rebalproof.model.toy_assignors import NaiveLearner, RoundRobin
-from rebalproof.properties.run import RunContext, RunMonitor, evaluate
-from rebalproof.traces.format import TRACE_SCHEMA, build_trace, decode_trace
+from rebalproof.traces.format import TRACE_SCHEMA, decode_trace
 from rebalproof.traces.make_seeds import GOLDEN_NAMES, build_all, golden_path
 from rebalproof.traces.replay import replay
 
@@ -137,26 +132,9 @@ def test_replay_cli_json_and_bad_input(tmp_path, capsys):
 
 
 # -- counterexamples found by the explorer -------------------------------------------------------
-def _check(protocol: str, assignor, name: str, rules, bounds: Bounds) -> dict:
-    proto = parse_protocol(protocol)
-    model = GroupModel(protocol=proto, bounds=bounds, assignor=assignor, assignor_name=name)
-    ctx = RunContext(protocol=proto, rules=rules, bounds=bounds, assignor=name)
-    monitor = RunMonitor(ctx, model)
-    exp = explore(model, monitor=monitor)
-    out = {}
-    for r in evaluate(ctx, exp, monitor):
-        if r.verdict.status.value == "violated" and r.discovery is not None and r.discovery.kind in ("safety", "lasso"):
-            out[r.property.name] = build_trace(exp, r.discovery, protocol=proto.spec, assignor=name, bounds=bounds, config_json={})
-    return out
-
-
 @pytest.fixture(scope="module")
 def counterexamples() -> dict:
-    early = _check("cooperative:early_handover=true", RoundRobin(), "round-robin", None,
-                   Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1))
-    naive = _check("learner", NaiveLearner(learners_to="any"), "learner-naive", "learner",
-                   Bounds(instances=3, initial=2, subtopologies=1, partitions=1, standbys=0, events=1))
-    return {"single-owner": early["single-owner"], "no-shuffle-cycle": naive["no-shuffle-cycle"]}
+    return find_counterexamples()
 
 
 def test_a_safety_counterexample_replays_exactly_and_its_claim_is_confirmed(counterexamples):

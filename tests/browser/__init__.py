@@ -1,0 +1,1 @@
+"""Helpers that drive a real headless Chromium for the HTML viewer's tests (stdlib only)."""
