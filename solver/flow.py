@@ -79,29 +79,75 @@ def _network(classes, caps: dict[str, int]) -> tuple[nx.DiGraph, int]:
 
 
 def fits_under(classes, hi: dict[str, int]) -> Cut:
-    """Whether every task fits with member ``m`` taking at most ``hi[m]``; a checked Hall violator if not."""
-    graph, total = _network(classes, hi)
+    """Whether every task fits with member ``m`` taking at most ``hi[m]``; a checked Hall violator if not.
+
+    Arithmetic certificates and a greedy witness come first; the flow only decides what they do not.
+    """
+    total = sum(q for q, _ in classes)
+    room = {m: max(0, v) for m, v in hi.items()}
+    if sum(room.values()) < total:
+        return _upper(classes, range(len(classes)), room)
+    for i, (q, hosts) in enumerate(classes):
+        if q > sum(room.get(m, 0) for m in hosts):
+            return _upper(classes, [i], room)
+    left = dict(room)
+    for q, hosts in sorted(classes, key=lambda c: len(c[1])):  # greedy witness: fullest room first
+        for _ in range(q):
+            best = max(hosts, key=lambda m: left.get(m, 0))
+            if left.get(best, 0) <= 0:
+                break
+            left[best] -= 1
+        else:
+            continue
+        break
+    else:
+        return Cut(ok=True)
+    graph, _ = _network(classes, room)
     value, (side, _) = nx.minimum_cut(graph, "src", "snk")
     if value >= total:
         return Cut(ok=True)
-    chosen = [i for i, _ in enumerate(classes) if ("c", i) in side]
+    return _upper(classes, [i for i in range(len(classes)) if ("c", i) in side], room)
+
+
+def _upper(classes, chosen, room) -> Cut:
     tasks = sum(classes[i][0] for i in chosen)
     reach = sorted({m for i in chosen for m in classes[i][1]})
-    room = sum(max(0, hi.get(m, 0)) for m in reach)
-    if tasks <= room:  # the certificate must stand on its own
+    can = sum(room.get(m, 0) for m in reach)
+    if tasks <= can:  # the certificate must stand on its own
         raise AssertionError("flow cut does not certify infeasibility")
-    return Cut(ok=False, kind="upper", tasks=tasks, room=room, members=tuple(reach))
+    return Cut(ok=False, kind="upper", tasks=tasks, room=can, members=tuple(reach))
 
 
 def fills_over(classes, lo: dict[str, int]) -> Cut:
-    """Whether every member ``m`` can get at least ``lo[m]`` tasks; a checked deficient member set if not."""
+    """Whether every member ``m`` can get at least ``lo[m]`` tasks; a checked deficient member set if not.
+
+    Arithmetic certificates and a greedy witness come first; the flow only decides what they do not.
+    """
     want = {m: v for m, v in lo.items() if v > 0}
-    graph, _ = _network(classes, want)
-    need = sum(want.values())
-    value, (side, _) = nx.minimum_cut(graph, "src", "snk")
-    if value >= need:
+    if not want:
         return Cut(ok=True)
-    ys = sorted(m for m in want if ("m", m) not in side)
+    if sum(want.values()) > sum(q for q, hosts in classes if any(m in want for m in hosts)):
+        return _lower(classes, sorted(want), want)
+    for m in want:
+        if want[m] > sum(q for q, hosts in classes if m in hosts):
+            return _lower(classes, [m], want)
+    short = dict(want)
+    for q, hosts in sorted(classes, key=lambda c: len(c[1])):  # greedy witness: neediest member first
+        for _ in range(q):
+            best = max(hosts, key=lambda m: short.get(m, 0))
+            if short.get(best, 0) <= 0:
+                break
+            short[best] -= 1
+    if all(v <= 0 for v in short.values()):
+        return Cut(ok=True)
+    graph, _ = _network(classes, want)
+    value, (side, _) = nx.minimum_cut(graph, "src", "snk")
+    if value >= sum(want.values()):
+        return Cut(ok=True)
+    return _lower(classes, sorted(m for m in want if ("m", m) not in side), want)
+
+
+def _lower(classes, ys, want) -> Cut:
     tasks = sum(q for q, hosts in classes if any(m in ys for m in hosts))
     room = sum(want[m] for m in ys)
     if tasks >= room:

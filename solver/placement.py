@@ -245,16 +245,25 @@ def place_standbys(view: RebalanceInput, facts: Facts, host: dict[str, str]) -> 
 
 # --------------------------------------------------------------------------- Z3 count model
 class _CountModel:
-    """One integer per (class, host): how many of the class's tasks go there; exact for every objective."""
+    """One integer per (class, host): how many of the class's tasks go there; exact for every objective.
 
-    def __init__(self, prob: _Problem):
+    With equal capacities a group's balance is ``lo_g <= n_gm <= hi_g`` with integer ``lo_g, hi_g``
+    (imbalance ``hi - lo``); otherwise the level form of :func:`balance_bound`. ``inst_box``, when
+    the instance balance is already settled by flow, replaces its variables by that box, and
+    ``hints`` (group -> :class:`GroupBalance`) adds the flow-proven bounds on each group.
+    """
+
+    def __init__(self, prob: _Problem, *, inst_box: dict | None = None, hints: dict | None = None):
         self.prob = prob
         self.x, self.kept, cons = {}, {}, []
+        by_member: dict = defaultdict(list)
         for i, (key, cls) in enumerate(prob.classes.items()):
             total = []
             for m in cls.hosts:
                 v = z3.Int(f"x[{i}@{m}]")
                 self.x[(key, m)] = v
+                by_member[(None, m)].append(v)
+                by_member[(cls.sub, m)].append(v)
                 cons += [v >= 0, v <= len(cls.tasks)]
                 total.append(v)
             cons.append(z3.Sum(total) == len(cls.tasks))
@@ -264,28 +273,46 @@ class _CountModel:
                 cons += [k >= 0, k <= n, k <= self.x[(key, o)]]
         self.cons = cons
         caps = prob.caps
+        equal = len(set(caps.values())) <= 1
+        hints = hints or {}
 
         def counts(sub=None):
-            out = {}
-            for m in caps:
-                terms = [v for (key, mm), v in self.x.items() if mm == m and (sub is None or key[0] == sub)]
-                out[m] = z3.Sum(terms) if terms else z3.IntVal(0)
-            return out
+            return {m: z3.Sum(by_member[(sub, m)]) if by_member[(sub, m)] else z3.IntVal(0) for m in caps}
 
-        self.k = z3.Int("imbalance")
-        self.defs = {"imbalance": [self.k >= 0] + balance_bound(counts(), caps, self.k, "all")}
-        ks, sub_defs = [], []
+        def group(tag, n):
+            if len(n) < 2:
+                return [], z3.IntVal(0)
+            if not equal:
+                k = z3.Int(f"imb[{tag}]")
+                return [k >= 0] + balance_bound(n, caps, k, tag), k
+            lo, hi = z3.Int(f"lo[{tag}]"), z3.Int(f"hi[{tag}]")
+            out = [lo >= 0, lo <= hi]
+            for v in n.values():
+                out += [lo <= v, v <= hi]
+            hint = hints.get(tag)
+            if hint is not None:
+                out += [hi >= math.ceil(hint.top), hi - lo >= hint.least]
+            return out, hi - lo
+
+        if inst_box is not None:
+            n = counts()
+            self.defs = {"imbalance": [z3.And(lo <= n[m], n[m] <= hi) for m, (lo, hi) in inst_box.items()]}
+            inst_expr = z3.IntVal(hints["(all)"].least) if "(all)" in hints else z3.IntVal(0)
+        else:
+            defs, inst_expr = group("(all)", counts())
+            self.defs = {"imbalance": defs}
+        parts, sub_defs = [], []
         for sub in prob.subs:
-            ks_ = z3.Int(f"spread[{sub}]")
-            ks.append(ks_)
-            sub_defs += [ks_ >= 0] + balance_bound(counts(sub), caps, ks_, sub)
+            defs, expr = group(sub, counts(sub))
+            sub_defs += defs
+            parts.append(expr)
         self.defs["spread"] = sub_defs
-        owned = sum(len([t for t in c.tasks if prob.facts.owner.get(t)]) for c in prob.classes.values())
+        owned = sum(1 for c in prob.classes.values() for t in c.tasks if t in prob.facts.owner)
         kept = list(self.kept.values())
         cold = [v for (key, m), v in self.x.items() if m in prob.classes[key].cold]
         self.expr = {
-            "imbalance": self.k,
-            "spread": z3.Sum(ks) if ks else z3.IntVal(0),
+            "imbalance": inst_expr,
+            "spread": z3.Sum(parts) if parts else z3.IntVal(0),
             "moves": owned - (z3.Sum(kept) if kept else z3.IntVal(0)),
             "restore": prob.const_restore + (z3.Sum(cold) if cold else z3.IntVal(0)),
         }
@@ -306,6 +333,7 @@ class _CountModel:
 def _flow_stage3(prob: _Problem, inst_box: dict, sub_boxes: dict):
     """Min-cost flow of moves then cold actives within the boxes; (host, moves, cold, proof) or None."""
     arcs, supplies = [], {}
+    inst_box = inst_box or {}
     w = prob.weight
     for key, cls in prob.classes.items():
         node = ("class", key)
@@ -389,39 +417,66 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     else:
         engine = "flow+z3" if not prob.mixed else "z3-count"
-        model = _CountModel(prob)
-        base = model.constraints()
-        if "imbalance" in bounds:
-            base.append(("opt:imbalance", model.expr["imbalance"] <= bounds["imbalance"][0]))
+        if "imbalance" in bounds and len(inst.boxes) == 1 and inst.exact:
+            model = _CountModel(prob, inst_box=inst.boxes[0], hints={"(all)": inst, **subs})
+            start = 1
+        elif "imbalance" in bounds:
+            model = _CountModel(prob, hints=subs)
             start = 1
         else:
+            model = _CountModel(prob)
             start = 0
+        base = model.constraints()
+        if start:
+            base.append(("opt:imbalance", model.expr["imbalance"] <= bounds["imbalance"][0]))
+        box = inst.boxes[0] if start and len(inst.boxes) == 1 and inst.exact else None
+        relaxed = _flow_stage3(prob, box, {}) if box is not None else None  # spread dropped: bounds moves/restore from below
+        best = relaxed[0] if relaxed is not None else None
+
+        def value(host, name):
+            return getattr(evaluate(view, place_standbys(view, facts, host), facts), name)
+
+        def inconclusive(name):
+            answer = place_standbys(view, facts, best) if best is not None else None
+            out = _bounds(view, facts, answer, bounds) if answer is not None else [Bound(n, None, *bounds.get(n, (0, "none", ""))) for n in OBJECTIVES]
+            return finish(INCONCLUSIVE, answer, out, f"timed out while minimising {name}", engine)
+
         result, found, _ = check_named(base, deadline=deadline)
+        if result == z3.unknown:
+            return inconclusive("spread" if start else "imbalance")
         if result != z3.sat:
-            why = "timed out before any layout was found" if result == z3.unknown else "the count model is unsatisfiable (a bug: every task has a host)"
-            return finish(INCONCLUSIVE, None, [Bound(n, None, bounds.get(n, (0,))[0], bounds.get(n, (0, "none"))[1], bounds.get(n, (0, "", ""))[2]) for n in OBJECTIVES], why, engine)
-        for index, name in enumerate(OBJECTIVES[start:4], start=start):
+            raise AssertionError("the count model is unsatisfiable, yet every task has a host")
+        best = model.host(found)
+        for name in OBJECTIVES[start:4]:
             expr = model.expr[name]
-            hi = found.eval(expr, model_completion=True).as_long() if name not in ("imbalance", "spread") else _true_value(prob, model, found, name)
+            hi = value(best, name)
             lo, method, proof = bounds.get(name, (0, "arithmetic", f"{name} is at least 0"))
             if name == "restore":
                 lo, proof = max(lo, prob.const_restore), f"{prob.const_restore} cold copies every layout has"
+            if name in ("moves", "restore") and relaxed is not None:
+                tight = _flow_stage3(prob, box, _boxes_of(prob, best))  # the same spread, least moves within its boxes
+                if tight is not None and (tight[1], tight[2]) < (value(best, "moves"), value(best, "restore") - prob.const_restore):
+                    best, hi = tight[0], value(tight[0], name)
+                floor = relaxed[3].cost // prob.weight if name == "moves" else relaxed[3].cost - prob.weight * bounds["moves"][0] + prob.const_restore
+                if floor > lo:
+                    lo, method = floor, "flow-duals"
+                    proof = (f"min-cost flow of cost {prob.weight}*moves + cold actives with imbalance optimal and spread left free "
+                             f"(a relaxation) costs {relaxed[3].cost}, proven least by node potentials, so {name} >= {floor}")
             while lo < hi:
                 mid = (lo + hi) // 2
                 result, m2, _ = check_named(base + [(f"try:{name}", expr <= mid)], deadline=deadline)
                 if result == z3.sat:
-                    found = m2
-                    hi = found.eval(expr, model_completion=True).as_long() if name not in ("imbalance", "spread") else _true_value(prob, model, found, name)
+                    best = model.host(m2)
+                    hi = value(best, name)
                 elif result == z3.unsat:
                     lo, method = mid + 1, "z3-unsat"
                     proof = f"{name} <= {mid} is unsatisfiable in the count model with the earlier objectives at their optima"
                 else:
                     bounds[name] = (lo, method, proof)
-                    answer = place_standbys(view, facts, model.host(found))
-                    return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {name}", engine)
+                    return inconclusive(name)
             bounds[name] = (lo, method, proof)
             base.append((f"opt:{name}", expr <= hi))
-        host = model.host(found)
+        host = best
     bounds["warmups"] = (0, "arithmetic", "warmups is at least 0")
     answer = place_standbys(view, facts, host)
     broken = violations(view, answer, facts.rules, facts=facts)
@@ -434,10 +489,13 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     return finish(status, answer, out, engine=engine)
 
 
-def _true_value(prob: _Problem, model: _CountModel, found, name: str) -> int:
-    """The real imbalance/spread of a count-model layout (its integer variables are only upper bounds)."""
-    values = evaluate(prob.view, place_standbys(prob.view, prob.facts, model.host(found)), prob.facts)
-    return getattr(values, name)
+def _boxes_of(prob: _Problem, host: dict[str, str]) -> dict:
+    """Per subtopology, the box [least, most] of ``host``'s counts over the staying members."""
+    counts = {s: {m: 0 for m in prob.caps} for s in prob.subs}
+    for t, m in host.items():
+        if m in prob.caps:
+            counts[subtopology_of(t)][m] += 1
+    return {s: {m: (min(c.values()), max(c.values())) for m in c} for s, c in counts.items() if c}
 
 
 def _bounds(view, facts, answer, bounds) -> list[Bound]:
