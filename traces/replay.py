@@ -50,7 +50,7 @@ from pathlib import Path
 
 from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.assignment import ROLES, Assignment
-from rebalproof.model.codec import decode_assignment, decode_input, encode_assignment, encode_input, read_json
+from rebalproof.model.codec import decode_assignment, decode_input, encode_input, read_json
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import parse_protocol
