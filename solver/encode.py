@@ -88,7 +88,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         if not task.stateful:
             cons.append((f"standby-count[{t}]", z3.Not(z3.Or([z3.Or(s(t, m), w(t, m)) for m in members] or [z3.BoolVal(False)]))))
         elif facts.required:
-            cons.append((f"standby-count[{t}]", z3.AtLeast(*[s(t, m) for m in members], facts.required)))
+            cons.append((f"standby-count[{t}]", z3.AtLeast(*[z3.And(s(t, m), z3.Not(a(t, m))) for m in members], facts.required)))
     if rs.warmup_bound:
         extras = []
         for t in view.stateful_task_ids:
@@ -112,8 +112,6 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         cons.append(("fixpoint", z3.And(_fixed(var, view, current) + [z3.Not(probing)])))
     if rs.probing:
         cons.append(("probing-rebalance", probing == z3.Not(_balanced(var, view, facts))))
-    else:
-        cons.append(("no-probing", z3.Not(probing)))
     return Encoding(view=view, facts=facts, var=var, probing=probing, constraints=tuple(cons))
 
 

@@ -203,6 +203,10 @@ class Violation:
         return rule_of(self.name)
 
 
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
 def _say(ids) -> str:
     ids = list(ids)
     return ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
@@ -238,7 +242,7 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
     for t, by_member in held.items():
         for m in sorted_ids(by_member):
             if len(by_member[m]) > 1:
-                out.append(Violation(f"no-colocation[{t}@{m}]", f"{m} holds task {t} {len(by_member[m])} times ({_say(by_member[m])}): no-colocation", (t,), (m,)))
+                out.append(Violation(f"no-colocation[{t}@{m}]", f"{m} holds task {t} {_times(len(by_member[m]))} ({_say(by_member[m])}): no-colocation", (t,), (m,)))
     for task in view.tasks:
         t, by_member = task.id, held[task.id]
         standbys = sorted_ids(m for m, h in by_member.items() if "standby" in h and "active" not in h)

@@ -64,15 +64,15 @@ def check_named(named, *, deadline: Deadline, track: bool = False, seed: int = 0
     return result, None, ()
 
 
-def solve_staged(view: RebalanceInput, rules: str, *, timeout: float | None = None, facts: Facts | None = None) -> Optimum:
-    """The lexicographic optimum over the full encoding, with a Z3 proof per objective."""
+def solve_staged(view: RebalanceInput, rules: str, *, timeout: float | None = None, facts: Facts | None = None, objectives: tuple = OBJECTIVES) -> Optimum:
+    """The lexicographic optimum over the full encoding, with a Z3 proof per objective (``objectives``: which, in order)."""
     started = time.monotonic()
     deadline = Deadline(timeout)
     facts = facts or Facts(view, rules)
     enc = encode(view, rules, facts=facts)
     terms = objective_terms(enc)
     base = list(enc.constraints)
-    for name in OBJECTIVES:
+    for name in objectives:
         base += [(f"def:{name}", c) for c in terms[name][0]]
 
     def done(status, assignment, bounds, reason=""):
@@ -87,13 +87,13 @@ def solve_staged(view: RebalanceInput, rules: str, *, timeout: float | None = No
 
     result, model, core = check_named(enc.constraints, deadline=deadline, track=True)
     if result == z3.unsat:
-        return done(INFEASIBLE, None, [Bound(n, None, 0, "none", "") for n in OBJECTIVES], "no assignment keeps the rules: " + ", ".join(sorted(set(core))))
+        return done(INFEASIBLE, None, [Bound(n, None, 0, "none", "") for n in objectives], "no assignment keeps the rules: " + ", ".join(sorted(set(core))))
     if result != z3.sat:
-        return done(INCONCLUSIVE, None, [Bound(n, None, 0, "none", "") for n in OBJECTIVES], "timed out before any assignment was found")
+        return done(INCONCLUSIVE, None, [Bound(n, None, 0, "none", "") for n in objectives], "timed out before any assignment was found")
     best, values = trusted(model)
     fixed: list = []
     bounds: list[Bound] = []
-    for index, name in enumerate(OBJECTIVES):
+    for index, name in enumerate(objectives):
         expr = terms[name][1]
         hi = values.as_dict()[name]
         lo, method, proof = 0, "arithmetic", f"{name} counts something, so it is at least 0"
@@ -111,7 +111,7 @@ def solve_staged(view: RebalanceInput, rules: str, *, timeout: float | None = No
             else:
                 bounds.append(Bound(name, hi, lo, method, proof))
                 current = values.as_dict()
-                bounds += [Bound(n, current[n], 0, "none", "not reached before the timeout") for n in OBJECTIVES[index + 1 :]]
+                bounds += [Bound(n, current[n], 0, "none", "not reached before the timeout") for n in objectives[index + 1 :]]
                 return done(INCONCLUSIVE, best, bounds, f"timed out while minimising {name}")
         bounds.append(Bound(name, hi, lo, method, proof))
         fixed.append((f"opt:{name}", expr <= hi))

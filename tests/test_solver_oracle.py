@@ -1,0 +1,140 @@
+"""Oracle, conformance, spec enumeration, and the networkx min-cost flow cross-check against Z3."""
+
+import doctest
+import itertools
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rebalproof.errors import InputError
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties import check_assignment
+from rebalproof.solver import oracle, spec
+from rebalproof.solver.oracle import conforms, distance, explain
+from rebalproof.solver.rules import Facts, violations
+from rebalproof.solver.spec import SpecAssignor, SpecTooLarge, enumerate_allowed, resolve_spec
+from rebalproof.solver.staged import solve_staged
+from test_solver import views
+
+ROLE = st.sampled_from((None, "active", "active", "standby", "warmup"))
+
+
+@st.composite
+def answers(draw, view):
+    """Arbitrary answers, often broken: every member with a random role per task."""
+    roles = {m: {"active": [], "standby": [], "warmup": []} for m in view.member_ids}
+    for t in view.task_ids:
+        for m in view.member_ids:
+            role = draw(ROLE)
+            if role:
+                roles[m][role].append(t)
+    return Assignment.build(roles, probing_rebalance=draw(st.booleans()))
+
+
+@pytest.mark.parametrize("module", [oracle, spec])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
+
+
+@settings(max_examples=30)
+@given(st.data(), st.sampled_from(("ha", "sticky", "learner")))
+def test_unsat_cores_name_what_the_plain_checker_finds(data, rules_name):
+    view = data.draw(views(max_members=3, max_tasks=3))
+    answer = data.draw(answers(view))
+    plain = violations(view, answer, rules_name)
+    said = explain(view, answer, rules_name)
+    assert sorted(said) == sorted(v.sentence for v in plain)
+    verdict = conforms(view, answer, rules_name)
+    assert verdict.violated == bool(plain)
+
+
+def test_explain_says_it_in_words():
+    view = RebalanceInput(tasks=(Task(id="0_1"),), members=(Member(id="I1"), Member(id="I2"), Member(id="I3")))
+    answer = Assignment.build({"I1": {}, "I2": {"active": ["0_1"]}, "I3": {"active": ["0_1"]}})
+    assert explain(view, answer, "ha") == ["task 0_1 is active on I2 and I3: one-active"]
+    assert conforms(view, answer, "ha").violated
+
+
+@settings(max_examples=15)
+@given(views(max_members=3, max_tasks=3), st.sampled_from(("ha", "sticky")), st.sampled_from(("hard", "achievable")))
+def test_spec_choices_are_exactly_the_conforming_answers(view, rules_name, balance):
+    if len(view.tasks) * len(view.members) > 6:
+        return
+    allowed = enumerate_allowed(view, rules_name, balance=balance, limit=5000)
+    assert allowed.complete
+    for answer in allowed.assignments:
+        assert conforms(view, answer, rules_name, balance=balance).holds
+        for verdict in check_assignment(view, answer, rules=rules_name):
+            if verdict.property not in ("stable", "balanced"):  # "should" and measured: not hard rules
+                assert not verdict.violated, (verdict.property, verdict.message)
+    # every conforming answer, in canonical roles, is among the choices
+    layouts = {tuple((m, a.active, tuple(sorted(a.standby + a.warmup))) for m, a in x.members) for x in allowed.assignments}
+    members = view.member_ids
+    for combo in itertools.product(*[[(h, frozenset(r)) for h in members for k in range(len(members)) for r in itertools.combinations([m for m in members if m != h], k)] for _ in view.task_ids]):
+        roles = {m: {"active": [], "standby": [], "warmup": []} for m in members}
+        for t, (host, others) in zip(view.task_ids, combo):
+            roles[host]["active"].append(t)
+            for m in others:
+                roles[m]["standby"].append(t)
+        answer = Assignment.build(roles)
+        answer = spec._canonical(view, Facts(view, rules_name), {t: h for t, (h, _) in zip(view.task_ids, combo)}, {t: [h, *o] for t, (h, o) in zip(view.task_ids, combo)})
+        if conforms(view, answer, rules_name, balance=balance).holds:
+            key = tuple((m, a.active, tuple(sorted(a.standby + a.warmup))) for m, a in answer.members)
+            assert key in layouts
+
+
+def test_spec_assignor_caps_and_resolves():
+    view = RebalanceInput(tasks=tuple(Task(id=f"0_{i}", stateful=False) for i in range(4)), members=(Member(id="I1"), Member(id="I2"), Member(id="I3")))
+    with pytest.raises(SpecTooLarge):
+        SpecAssignor("sticky", balance="hard", limit=5).choices(view)
+    assignor = resolve_spec("spec:ha:balance=hard,limit=100")
+    assert (assignor.rules, assignor.balance, assignor.limit) == ("ha", "hard", 100)
+    assert len(SpecAssignor("sticky").choices(view)) == 36  # balanced layouts of 4 tasks over 3 members: 3 * C(4,2) * 2
+    with pytest.raises(InputError):
+        resolve_spec("spec:nope")
+
+
+def test_distance_reports_value_and_optimum():
+    view = RebalanceInput(tasks=(Task(id="0_0", stateful=False), Task(id="0_1", stateful=False)), members=(Member(id="I1", active=("0_0", "0_1")), Member(id="I2")))
+    d = distance(view, Assignment.build({"I1": {"active": ["0_0", "0_1"]}, "I2": {}}), "sticky")
+    assert d.status == "optimal" and d.optimal is False
+    assert [(e.name, e.value, e.optimum) for e in d.entries][:3] == [("imbalance", 2, 0), ("spread", 2, 0), ("moves", 0, 1)]
+
+
+@st.composite
+def sticky_views(draw):
+    """Equal capacities, nobody leaving, stateless: balanced actives with a movement cost is all there is."""
+    n, t = draw(st.integers(2, 4)), draw(st.integers(1, 7))
+    ids = [f"I{i + 1}" for i in range(n)]
+    owners = [draw(st.sampled_from(ids + ["gone", None])) for _ in range(t)]
+    members = tuple(Member(id=m, active=tuple(f"0_{i}" for i, o in enumerate(owners) if o == m)) for m in ids)
+    return RebalanceInput(tasks=tuple(Task(id=f"0_{i}", stateful=False) for i in range(t)), members=members, previous_members=tuple(ids))
+
+
+def networkx_min_moves(view) -> int:
+    """Least moves among instance-balanced layouts, by networkx min-cost flow (written here, independently)."""
+    tasks, members = view.task_ids, view.member_ids
+    lo, hi = len(tasks) // len(members), -(-len(tasks) // len(members))
+    graph = nx.DiGraph()
+    for t in tasks:
+        graph.add_node(("t", t), demand=-1)
+        for m in members:
+            graph.add_edge(("t", t), ("m", m), capacity=1, weight=0 if m in view.owners(t) else (1 if view.owners(t) else 0))
+    for m in members:  # lower bound lo: the member must pass lo units; shift them into demands
+        graph.add_node(("m", m), demand=lo)
+        graph.add_edge(("m", m), "sink", capacity=hi - lo, weight=0)
+    graph.add_node("sink", demand=len(tasks) - lo * len(members))
+    cost, _ = nx.network_simplex(graph)
+    return cost
+
+
+@settings(max_examples=25)
+@given(sticky_views())
+def test_networkx_min_cost_flow_agrees_with_z3(view):
+    z3_answer = solve_staged(view, "sticky", objectives=("imbalance", "moves"))
+    assert z3_answer.status == "optimal"
+    assert z3_answer.values["imbalance"] <= 1
+    assert z3_answer.values["moves"] == networkx_min_moves(view)
