@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: verify test bench java install clean
+.PHONY: verify test bench java browser install clean
 
 install: $(STAMP)
 
@@ -18,10 +18,22 @@ $(STAMP): pyproject.toml
 java:
 	@command -v java >/dev/null 2>&1 || { echo "Java 17 is needed by Spark and was not found. Install it (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless; macOS: brew install openjdk@17), then run make again." >&2; exit 2; }
 
+# The trace viewer is tested in a real headless browser: Debian's chromium, installed here when
+# missing and we may (root with apt-get); elsewhere the browser test is skipped with a message.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the trace viewer's browser test"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "could not install chromium; the browser test will be skipped" >&2; \
+	  else \
+	    echo "chromium not found: the trace viewer's browser test will be skipped (install Debian's chromium to run it)" >&2; \
+	  fi; }
+
 verify: $(STAMP) java
 	$(BIN)/rebalproof verify
 
-test: $(STAMP) java
+test: $(STAMP) java browser
 	$(BIN)/python -m pytest
 
 bench: $(STAMP) java
