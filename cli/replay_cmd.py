@@ -3,8 +3,10 @@
 Replay (:mod:`rebalproof.traces.replay`) rebuilds the group model from the trace (protocol,
 assignor, bounds, tasks, instance pool) and checks each step: **exactly** (the model with the
 trace's assignor reaches the recorded state, view and answer) or, for a rebalance where the
-assignor answers differently, **by the rules** (the trace's answer keeps every hard rule of the
-assignor's rule set: the implementation's free choice), continuing from the trace's answer.
+assignor answers differently, **by the rules** (:func:`rebalproof.solver.oracle.conforms`: the
+trace's answer keeps every hard rule of the assignor's rule set, and with ``--balance
+achievable`` is balanced when it can be: the implementation's free choice), continuing from the
+trace's answer.
 The first step where they disagree is named with its action and what differs.
 
 The report says which steps were checked exactly and which by the rules, then the trace's
@@ -109,12 +111,15 @@ def report_json(report: ReplayReport) -> dict:
               help="replay against this assignor instead of the trace's (built-in, py:module:function or exec:COMMAND)")
 @click.option("--rules", type=click.Choice(RULE_SETS), default=None,
               help="rule set that judges an answer differing from the assignor's (default: the assignor's own)")
+@click.option("--balance", type=click.Choice(("hard", "achievable")), default="hard", show_default=True,
+              help="hard: a differing answer need only keep the hard rules; achievable: it must also be balanced when a balanced answer exists")
 @click.option("--form", type=click.Choice(("auto", "text", "table")), default="auto", show_default=True,
               help="how to show the trace after the report (as for rebalproof show)")
 @click.option("--quiet", is_flag=True, help="print the report only, not the trace")
 @click.option("--verbose", is_flag=True, help="list every step, not only those checked by the rules")
 @click.option("--json", "as_json", is_flag=True, help="print the report as one JSON object")
-def command(trace_path: Path, assignor_spec: str | None, rules: str | None, form: str, quiet: bool, verbose: bool, as_json: bool) -> int:
+def command(trace_path: Path, assignor_spec: str | None, rules: str | None, balance: str, form: str, quiet: bool, verbose: bool,
+            as_json: bool) -> int:
     """Re-run TRACE against its protocol and assignor and show it in the seeds' text form.
 
     Exit 0 when every step conforms (exactly, or by the rules where the assignor may choose),
@@ -127,7 +132,7 @@ def command(trace_path: Path, assignor_spec: str | None, rules: str | None, form
         assignor, found_rules, close = resolve_trace_assignor(assignor_spec)
         rules = rules or found_rules
     try:
-        report = replay(trace, assignor=assignor, rules=rules)
+        report = replay(trace, assignor=assignor, rules=rules, balance=balance)
     finally:
         if close is not None:
             close()

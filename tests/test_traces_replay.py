@@ -187,3 +187,13 @@ def test_decoder_errors_say_what_to_fix():
     with pytest.raises(InputError, match=r"steps\[3\]"):
         decode_trace(trace)
     assert decode_trace(_load("kip429-scale-up")).steps[2].title == "#First Rebalance"
+
+
+def test_another_assignor_is_judged_by_the_rules_and_balance_can_be_required(capsys):
+    assert main(["replay", str(golden_path("kip441-scaling-out")), "--quiet", "--assignor", "sticky", "--rules", "ha"]) == 0
+    out = capsys.readouterr().out
+    assert "2 rebalances checked by the ha rules (2, 9)" in out
+    # the seed's learner answers are not balanced while learners restore: fine for the hard rules,
+    # not when balance is required wherever it is achievable
+    assert main(["replay", str(golden_path("kip429-scale-up")), "--quiet", "--balance", "achievable"]) == 1
+    assert "DIFFERS at step 2 (rebalance): the trace's answer breaks the learner rules: not balanced" in capsys.readouterr().out

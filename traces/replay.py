@@ -11,11 +11,12 @@ instance ids) and checks every step:
     recorded answer);
 ``rules``
     a rebalance where the assignor answers differently from the trace, but the trace's answer
-    keeps every hard rule of the assignor's rule set (:func:`rebalproof.solver.rules.violations`,
-    the plain-Python certificate the Z3 encoding is checked against). The protocol leaves that
-    choice to the implementation (which task a learner takes, which tie wins), so the answer
-    conforms; replay continues *from the trace's choice*: the member side of the protocol
-    (join revocations, hand-over, delivery) is still checked exactly on that answer;
+    is one the protocol's rules allow (:func:`rebalproof.solver.oracle.conforms`: every hard
+    rule of the assignor's rule set; with ``balance="achievable"`` also balanced whenever a
+    balanced answer keeping the rules exists). The protocol leaves that choice to the
+    implementation (which task a learner takes, which tie wins), so the answer conforms;
+    replay continues *from the trace's choice*: the member side of the protocol (join
+    revocations, hand-over, delivery) is still checked exactly on that answer;
 ``differs``
     the first step where the trace and the protocol disagree: an action that is not enabled,
     another state, another view, or an answer that breaks a rule. Replay stops there.
@@ -353,7 +354,7 @@ def _disabled_reason(model: GroupModel, state: GroupState, action: Action) -> st
     return f"no {action.kind} action is enabled there; enabled: {', '.join(a.describe() for a in enabled) or 'nothing'}"
 
 
-def _rebalance_step(rm: ReplayModel, index: int, prev: GroupState, action: Action, step) -> tuple[StepCheck, GroupState | None]:
+def _rebalance_step(rm: ReplayModel, index: int, prev: GroupState, action: Action, step, balance: str) -> tuple[StepCheck, GroupState | None]:
     model = rm.model
     record = step.rebalance or {}
     try:
@@ -397,13 +398,14 @@ def _rebalance_step(rm: ReplayModel, index: int, prev: GroupState, action: Actio
             detail=f"the assignor answers differently and {rm.model.assignor_name} has no rule set to judge the trace's answer by (give --rules)",
             differences=differs,
         ), None
-    from rebalproof.solver.rules import violations
+    from rebalproof.solver.oracle import conforms
 
-    broken = violations(computed.view, recorded, rm.rules)
-    if broken:
+    verdict = conforms(computed.view, recorded, rm.rules, balance=balance)
+    if verdict.status.value != "holds":
+        said = "breaks the" if verdict.status.value == "violated" else "could not be judged in time by the"
         return StepCheck(
             index=index, action=action, how="differs",
-            detail=f"the trace's answer breaks the {rm.rules} rules: " + "; ".join(v.sentence for v in broken),
+            detail=f"the trace's answer {said} {rm.rules} rules: {verdict.message}",
             differences=differs,
         ), None
     given = GroupModel(protocol=model.protocol, bounds=model.bounds, assignor=_Given(recorded), assignor_name="trace")
@@ -474,11 +476,12 @@ def _check_claim(rm: ReplayModel, trace: Trace, states: list[GroupState]) -> Cla
     return Claim(status="refuted", message=f"{name} holds at step {fail}: the trace's claim is not reproduced")
 
 
-def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None) -> ReplayReport:
+def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None, balance: str = "hard") -> ReplayReport:
     """Replay ``trace`` (decoded or its JSON object); see the module docstring.
 
     ``assignor`` replaces the trace's own (any callable ``RebalanceInput -> Assignment``: check
-    your implementation against a stored trace), judged by ``rules`` where it answers differently.
+    your implementation against a stored trace), judged by ``rules`` where it answers differently;
+    ``balance`` is :func:`rebalproof.solver.oracle.conforms`'s (``hard`` or ``achievable``).
     """
     if isinstance(trace, dict):
         trace = decode_trace(trace)
@@ -494,7 +497,7 @@ def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None) -> R
                     checks.append(StepCheck(index=i, action=None, how="differs", detail="only step 0 may be the init step"))
                     break
                 if action.kind == "rebalance":
-                    check, nxt = _rebalance_step(rm, i, prev, action, step)
+                    check, nxt = _rebalance_step(rm, i, prev, action, step, balance)
                 else:
                     nxt = rm.model.next_state(prev, action)
                     if nxt is None:
