@@ -48,7 +48,7 @@ from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.encode import balance_bound
-from rebalproof.solver.flow import Cut, bounded_min_cost, fills_over, fits_under
+from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
@@ -330,8 +330,8 @@ class _CountModel:
 
 
 # --------------------------------------------------------------------------- the engine
-def _flow_stage3(prob: _Problem, inst_box: dict, sub_boxes: dict):
-    """Min-cost flow of moves then cold actives within the boxes; (host, moves, cold, proof) or None."""
+def _stage3_network(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
+    """Arcs and supplies: class -> (stay ->) (subtopology, member) slot -> member -> sink, within the boxes."""
     arcs, supplies = [], {}
     inst_box = inst_box or {}
     w = prob.weight
@@ -352,6 +352,13 @@ def _flow_stage3(prob: _Problem, inst_box: dict, sub_boxes: dict):
         lo, hi = inst_box.get(m, (0, None))
         arcs.append((("member", m), "sink", lo, hi, 0))
     supplies["sink"] = -sum(supplies.values())
+    return arcs, supplies
+
+
+def _flow_stage3(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
+    """Min-cost flow of moves then cold actives within the boxes: (host, moves, cold, solution), or None."""
+    w = prob.weight
+    arcs, supplies = _stage3_network(prob, inst_box, sub_boxes)
     solution = bounded_min_cost(arcs, supplies)
     if solution is None:
         return None
@@ -403,9 +410,16 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         bounds["spread"] = (lb, "flow-cut" if lb else "arithmetic", "; ".join(proofs) or "spread is at least 0")
         single = len(inst.boxes) == 1 and inst.exact and all(len(g.boxes) == 1 and g.exact for g in subs.values())
         if single:
-            stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+            sub_boxes = {s: g.boxes[0] for s, g in subs.items()}
+            stage3 = _flow_stage3(prob, inst.boxes[0], sub_boxes)
+            if stage3 is None and len(set(prob.caps.values())) == 1:
+                stage3, extra, union_note = _widen(prob, inst, subs, sub_boxes)
+                if stage3 is not None:
+                    cut = infeasibility_cut(*_stage3_network(prob, inst.boxes[0], sub_boxes))
+                    bounds["spread"] = (lb + extra, "flow-cut", f"spread <= {lb} forces every subtopology to its least (each proven: {bounds['spread'][2]}), i.e. to one box each, and no layout meets those boxes with imbalance {inst.least} ({cut}); every widening by less than {extra} is certified infeasible the same way")
+                    notes.append(union_note)
             if stage3 is None:
-                notes.append(f"the per-subtopology spread bound {lb} is not reachable together with imbalance {inst.least}: Z3 takes over from spread")
+                notes.append(f"the spread bound {lb} is not reachable together with imbalance {inst.least} and widening it is too many flows: Z3 takes over from spread")
         else:
             notes.append("a balance group has several boxes (unequal capacities): Z3 takes over from spread")
     else:
@@ -413,7 +427,8 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
 
     if stage3 is not None:
         host, moves, cold, solution = stage3
-        bounds["moves"] = (moves, "flow-duals", f"min-cost flow of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
+        union = " (the least over every widened box set that admits a flow)" if notes and "widened" in notes[-1] else ""
+        bounds["moves"] = (moves, "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
         bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     else:
         engine = "flow+z3" if not prob.mixed else "z3-count"
@@ -487,6 +502,72 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if status != OPTIMAL:
         raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
     return finish(status, answer, out, engine=engine)
+
+
+def _distributions(subs, d):
+    """Ways to give ``d`` extra width units to the subtopologies ``subs`` (tuples of extras)."""
+    if not subs:
+        if d == 0:
+            yield ()
+        return
+    for e in range(d + 1):
+        for rest in _distributions(subs[1:], d - e):
+            yield (e, *rest)
+
+
+def _widen(prob: _Problem, inst: GroupBalance, subs: dict, sub_boxes: dict, *, budget: int = 64):
+    """Spread above its bound, by flow: every way to widen the subtopology boxes by d = 1, 2, ... (equal capacities).
+
+    With spread = bound + d, subtopology ``s`` is ``e_s`` wider than its least (the ``e_s`` sum to
+    ``d``) and its layouts lie in a box of level ``top_s .. top_s + e_s`` (a higher top would need
+    a lower bottom than its proven best). The optimal set is the union of these box sets; the
+    least-cost flow over all that admit one is the optimum of moves and restore, and each set
+    that admits none is certified infeasible (:func:`infeasibility_cut`). Gives up (None) once a
+    level has more than ``budget`` box sets.
+
+    Returns
+    -------
+    (solution, d, note) or (None, 0, "")
+    """
+    names = list(prob.subs)
+    tried = 0
+    for d in range(1, budget + 1):
+        combos = []
+        for extra in _distributions(names, d):
+            choices = [[None] if e == 0 else list(range(int(subs[s].top), int(subs[s].top) + e + 1)) for s, e in zip(names, extra)]
+            count = 1
+            for c in choices:
+                count *= len(c)
+            if len(combos) + count > budget:
+                return None, 0, ""
+            for levels in _product(choices):
+                boxes = dict(sub_boxes)
+                for s, e, a in zip(names, extra, levels):
+                    if e:
+                        boxes[s] = {m: (max(0, a - subs[s].least - e), a) for m in prob.caps}
+                combos.append(boxes)
+        best, feasible = None, 0
+        for boxes in combos:
+            tried += 1
+            found = _flow_stage3(prob, inst.boxes[0], boxes)
+            if found is None:
+                infeasibility_cut(*_stage3_network(prob, inst.boxes[0], boxes))  # certified, not assumed
+                continue
+            feasible += 1
+            if best is None or found[3].cost < best[3].cost:
+                best = found
+        if best is not None:
+            return best, d, f"spread is {d} above the per-subtopology bound: {tried} widened box sets tried by flow, each below certified infeasible, {feasible} at this width admit a layout"
+    return None, 0, ""
+
+
+def _product(choices):
+    if not choices:
+        yield ()
+        return
+    for first in choices[0]:
+        for rest in _product(choices[1:]):
+            yield (first, *rest)
 
 
 def _boxes_of(prob: _Problem, host: dict[str, str]) -> dict:
