@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-__all__ = ["Cut", "fits_under", "fills_over", "FlowSolution", "bounded_min_cost", "infeasibility_cut"]
+__all__ = ["Cut", "fits_under", "fills_over", "FlowSolution", "bounded_min_cost", "infeasibility_cut", "quick_cut"]
 
 
 def _n(k: int, noun: str = "task") -> str:
@@ -248,6 +248,26 @@ def _potentials(graph: nx.DiGraph, flow) -> dict:
     return dist
 
 
+def quick_cut(arcs, supplies: dict) -> str | None:
+    """A one-node certificate, when there is one: a node needing more than its arcs can bring or take away."""
+    need: dict = {}
+    into: dict = {}
+    out: dict = {}
+    for u, v, lo, hi, _ in arcs:
+        need[u] = need.get(u, 0) + lo  # the lower bound is sent up front: u must get it back, v has it
+        need[v] = need.get(v, 0) - lo
+        into[v] = None if hi is None or into.get(v, 0) is None else into.get(v, 0) + hi - lo
+        out[u] = None if hi is None or out.get(u, 0) is None else out.get(u, 0) + hi - lo
+    for node, units in supplies.items():
+        need[node] = need.get(node, 0) - units
+    for node, d in need.items():
+        if d > 0 and into.get(node, 0) is not None and d > into.get(node, 0):
+            return f"a node of the slot network needs {d} more units than the {into.get(node, 0)} its entering arcs can carry"
+        if d < 0 and out.get(node, 0) is not None and -d > out.get(node, 0):
+            return f"a node of the slot network must send {-d} more units than the {out.get(node, 0)} its leaving arcs can carry"
+    return None
+
+
 def infeasibility_cut(arcs, supplies: dict) -> str:
     """Why no flow meets the bounds: a node set whose net demand exceeds what its entering arcs carry.
 
@@ -255,12 +275,15 @@ def infeasibility_cut(arcs, supplies: dict) -> str:
     node demands); the set is checked here by summing the input's own bounds. Raise when the
     flow does exist (then there is no certificate to give).
     """
+    arcs = list(arcs)
+    quick = quick_cut(arcs, supplies)
+    if quick is not None:
+        return quick
     need: dict = {}
     graph = nx.DiGraph()
-    arcs = list(arcs)
     for u, v, lo, hi, _ in arcs:
-        need[v] = need.get(v, 0) + lo
-        need[u] = need.get(u, 0) - lo
+        need[u] = need.get(u, 0) + lo  # the lower bound is sent up front: u must get it back, v has it
+        need[v] = need.get(v, 0) - lo
         if hi is None:
             graph.add_edge(u, v)
         else:

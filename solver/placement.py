@@ -48,7 +48,7 @@ from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.encode import balance_bound
-from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut
+from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut, quick_cut
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
@@ -359,6 +359,8 @@ def _flow_stage3(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
     """Min-cost flow of moves then cold actives within the boxes: (host, moves, cold, solution), or None."""
     w = prob.weight
     arcs, supplies = _stage3_network(prob, inst_box, sub_boxes)
+    if quick_cut(arcs, supplies) is not None:
+        return None
     solution = bounded_min_cost(arcs, supplies)
     if solution is None:
         return None

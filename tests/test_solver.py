@@ -115,3 +115,38 @@ def test_engines_agree_and_answers_pass_the_oracle(view, rules_name):
     assert not violations(view, fast.assignment, rules_name)
     for verdict in check_assignment(view, fast.assignment, rules=rules_name):
         assert not verdict.violated, (verdict.property, verdict.message)
+
+
+@st.composite
+def bounded_networks(draw):
+    """Small networks with lower and upper bounds: 2 sources, 3 middle nodes, 1 sink."""
+    arcs = []
+    for u in ("a", "b"):
+        for v in ("x", "y", "z"):
+            if draw(st.booleans()):
+                lo = draw(st.integers(0, 2))
+                arcs.append((u, v, lo, lo + draw(st.integers(0, 2)), draw(st.integers(0, 3))))
+    for v in ("x", "y", "z"):
+        lo = draw(st.integers(0, 3))
+        arcs.append((v, "t", lo, draw(st.sampled_from((None, lo, lo + 1, lo + 3))), 0))
+    supplies = {"a": draw(st.integers(0, 4)), "b": draw(st.integers(0, 4))}
+    supplies["t"] = -supplies["a"] - supplies["b"]
+    return arcs, supplies
+
+
+@settings(max_examples=150)
+@given(bounded_networks())
+def test_flow_certificates_are_sound(network):
+    arcs, supplies = network
+    solution = flow.bounded_min_cost(arcs, supplies)
+    if solution is None:
+        assert flow.infeasibility_cut(arcs, supplies)
+        return
+    assert flow.quick_cut(arcs, supplies) is None
+    with pytest.raises(AssertionError):
+        flow.infeasibility_cut(arcs, supplies)
+    for u, v, lo, hi, _ in arcs:  # the flow keeps every bound and conserves
+        assert lo <= solution.flow[(u, v)] and (hi is None or solution.flow[(u, v)] <= hi)
+    for node, units in supplies.items():
+        sent = sum(f for (u, _), f in solution.flow.items() if u == node) - sum(f for (_, v), f in solution.flow.items() if v == node)
+        assert sent == units
