@@ -172,6 +172,8 @@ def main(argv=None) -> int:
         assert not violations(view, answer, "ha", facts=facts), "greedy broke a rule"
         g = evaluate(view, answer, facts).as_dict()
         gap = tuple(g[k] - ours.values[k] for k in OBJECTIVES[:4]) if ours.status == "optimal" else "-"
+        if ours.status == "inconclusive":  # say what was proven: each objective's value and lower bound
+            methods = "; ".join(f"{b.name} {b.value}" if b.proven else f"{b.name} in [{b.lower}, {b.value}]" for b in ours.objectives[:4])
         agree = "-" if cp_values is None or ours.status != "optimal" else ("yes" if cp_values == ours.values else f"NO {cp_values}")
         cp_cell = f"{cp_s:.2f}" if cp_status == "optimal" else f"TO ({args.cap:.0f})" if cp_status == "TO" else cp_status
         ratio = f"{cp_s / ours_s:.1f}x" if cp_status == "optimal" and ours.status == "optimal" else (">" + f"{args.cap / ours_s:.0f}x" if cp_status == "TO" and ours.status == "optimal" else "-")

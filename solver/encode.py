@@ -27,9 +27,10 @@ from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.names import subtopology_of
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.solver.rules import Facts, RuleSet, rule_set
 
-__all__ = ["Encoding", "encode", "given", "balance_bound", "objective_terms", "decode", "new_solver", "model_assignment"]
+__all__ = ["Encoding", "encode", "given", "balance_bound", "balanced_constraint", "objective_terms", "decode", "new_solver", "model_assignment"]
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,6 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
             extras.append(z3.If(copies - 1 - facts.allowance > 0, copies - 1 - facts.allowance, 0))
         cons.append(("warmup-bound", _sum(extras) <= view.config.max_warmup_replicas))
     if rs.caught_up_active:
-        from rebalproof.properties.lag import acceptable_active_holders
-
         for t in view.stateful_task_ids:
             ok = set(acceptable_active_holders(view, t))
             for m in members:
@@ -111,7 +110,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
     if current is not None:
         cons.append(("fixpoint", z3.And(_fixed(var, view, current) + [z3.Not(probing)])))
     if rs.probing:
-        cons.append(("probing-rebalance", probing == z3.Not(_balanced(var, view, facts))))
+        cons.append(("probing-rebalance", probing == z3.Not(balanced_constraint(var, view, facts))))
     return Encoding(view=view, facts=facts, var=var, probing=probing, constraints=tuple(cons))
 
 
@@ -124,7 +123,8 @@ def _active_counts(var, view, facts, tasks=None) -> dict:
     return {m: _count(var[("active", t, m)] for t in tasks) for m in facts.staying}
 
 
-def _balanced(var, view, facts) -> z3.BoolRef:
+def balanced_constraint(var, view, facts) -> z3.BoolRef:
+    """KIP-441 balance of the actives (:func:`~rebalproof.model.balance.is_balanced`) as a formula."""
     caps = {m: view.member(m).capacity for m in facts.staying}
     parts = [_within_one(_active_counts(var, view, facts), caps)]
     for sub, tasks in _subtopologies(view).items():

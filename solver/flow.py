@@ -164,7 +164,7 @@ class FlowSolution:
     potentials: dict
 
 
-def bounded_min_cost(arcs, supplies: dict, *, node_bounds: dict | None = None) -> FlowSolution | None:
+def bounded_min_cost(arcs, supplies: dict) -> FlowSolution | None:
     """Min-cost flow with arc bounds; None when no flow meets the bounds.
 
     Parameters
@@ -173,8 +173,6 @@ def bounded_min_cost(arcs, supplies: dict, *, node_bounds: dict | None = None) -
         Arcs with lower and upper bounds (``hi`` None: unbounded) and integer unit cost.
     supplies : dict
         Node -> units it sends (positive) or takes (negative); they sum to 0.
-    node_bounds
-        Unused; reserved.
 
     Returns
     -------

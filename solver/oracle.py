@@ -32,7 +32,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.verdict import Status, Verdict
-from rebalproof.solver.encode import encode, given
+from rebalproof.solver.encode import balanced_constraint, encode, given
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.rules import Facts, rule_of, rule_set, violations
@@ -171,11 +171,9 @@ def _encodable(view: RebalanceInput, assignment: Assignment) -> Assignment:
 
 def balance_achievable(view: RebalanceInput, rules: str = "ha", *, timeout: float | None = None) -> bool | None:
     """Whether some answer keeping the hard rules is balanced (KIP-441); None when undecided in time."""
-    from rebalproof.solver.encode import _balanced  # the within-one formula of the encoding
-
     facts = Facts(view, rules)
     enc = encode(view, rules, facts=facts)
-    result, _, _ = check_named(list(enc.constraints) + [("balanced", _balanced(enc.var, view, facts))], deadline=Deadline(timeout))
+    result, _, _ = check_named(list(enc.constraints) + [("balanced", balanced_constraint(enc.var, view, facts))], deadline=Deadline(timeout))
     return None if result == z3.unknown else result == z3.sat
 
 

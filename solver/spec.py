@@ -44,7 +44,7 @@ from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import id_key
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.solver.encode import _balanced, encode, new_solver
+from rebalproof.solver.encode import balanced_constraint, encode, new_solver
 from rebalproof.solver.oracle import BALANCE_MODES
 from rebalproof.solver.rules import RULE_SETS, Facts, rule_set, violations
 from rebalproof.solver.staged import Deadline
@@ -107,12 +107,12 @@ def enumerate_allowed(view: RebalanceInput, rules: str = "ha", *, balance: str =
         solver.add(c)
     if balance == "achievable":
         probe = new_solver(timeout_ms=deadline.ms())
-        probe.add([c for _, c in enc.constraints] + [_balanced(enc.var, view, facts)])
+        probe.add([c for _, c in enc.constraints] + [balanced_constraint(enc.var, view, facts)])
         answer = probe.check()
         if answer == z3.unknown:
             return Enumeration(rules=rs.name, balance=balance, assignments=(), status="timeout", limit=limit)
         if answer == z3.sat:
-            solver.add(_balanced(enc.var, view, facts))
+            solver.add(balanced_constraint(enc.var, view, facts))
     act = {(t, m): enc.var[("active", t, m)] for t in view.task_ids for m in view.member_ids}
     held = {(t, m): z3.Or([enc.var[(r, t, m)] for r in ROLES]) for t in view.task_ids for m in view.member_ids}
     found: list[Assignment] = []
