@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "rebalproof.cli.oracle_cmd",
     "rebalproof.cli.verify_cmd",
     "rebalproof.cli.optimal_cmd",
+    "rebalproof.cli.check_cmd",
     "rebalproof.cli.show_cmd",
     "rebalproof.cli.replay_cmd",
 )

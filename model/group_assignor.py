@@ -20,7 +20,16 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import check_ids, encode_input
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["Chooser", "OneChoice", "as_chooser", "MemoChooser"]
+__all__ = [
+    "Chooser",
+    "OneChoice",
+    "as_chooser",
+    "MemoChooser",
+    "ResolvedForModel",
+    "register_chooser",
+    "resolve_for_model",
+    "TOY_ASSIGNORS",
+]
 
 
 @runtime_checkable
@@ -102,3 +111,73 @@ def as_chooser(assignor, *, name: str | None = None) -> MemoChooser:
     else:
         raise InputError(f"an assignor must be callable or have choices(view); got {type(assignor).__name__}")
     return MemoChooser(inner, name=name or getattr(inner, "name", None) or "assignor")
+
+
+class ResolvedForModel:
+    """An assignor spec resolved for the model: the object, its name, rule set, equivariance."""
+
+    def __init__(self, *, assignor, name: str, rules: str | None, equivariant: bool | None, closer=None):
+        self.assignor = assignor
+        self.name = name
+        self.rules = rules
+        #: True/False as declared by a built-in; None when unknown (external: sample it)
+        self.equivariant = equivariant
+        self._closer = closer
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+#: Assignors of this package that are not built-ins (see :mod:`rebalproof.model.toy_assignors`).
+TOY_ASSIGNORS = ("learner-naive", "round-robin")
+_CHOOSER_FACTORIES: dict = {}
+
+
+def register_chooser(prefix: str, factory) -> None:
+    """Plug in nondeterministic assignors: specs starting with ``prefix`` (e.g. ``"spec:"``) are
+    resolved by ``factory(rest_of_spec) -> (chooser, rules, equivariant)``."""
+    _CHOOSER_FACTORIES[prefix] = factory
+
+
+def resolve_for_model(spec: str, *, timeout: float = 10.0) -> ResolvedForModel:
+    """Resolve ``spec``: a toy assignor, a registered chooser prefix, or any
+    :func:`rebalproof.model.assignors.spec.resolve` spec (built-in, ``py:``, ``exec:``)."""
+    spec = (spec or "").strip()
+    name, _, options = spec.partition(":")
+    if name in TOY_ASSIGNORS:
+        from rebalproof.model.toy_assignors import NaiveLearner, RoundRobin
+
+        if name == "round-robin":
+            if options:
+                raise InputError("round-robin takes no options")
+            return ResolvedForModel(assignor=RoundRobin(), name=spec, rules=None, equivariant=False)
+        opts = dict(part.split("=", 1) for part in options.split(",") if "=" in part) if options else {}
+        bad = set(opts) - {"learners_to"}
+        if bad or (options and not opts):
+            raise InputError(f"learner-naive takes learners_to=any|new|none, got '{options}'")
+        try:
+            chooser = NaiveLearner(learners_to=opts.get("learners_to", "any"))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return ResolvedForModel(assignor=chooser, name=spec, rules="learner", equivariant=False)
+    for prefix, factory in _CHOOSER_FACTORIES.items():
+        if spec.startswith(prefix):
+            chooser, rules, equivariant = factory(spec[len(prefix):])
+            return ResolvedForModel(assignor=chooser, name=spec, rules=rules, equivariant=equivariant)
+    from rebalproof.model.assignors import builtin
+    from rebalproof.model.assignors.spec import resolve
+
+    resolved = resolve(spec, timeout=timeout)
+    equivariant = None
+    if resolved.kind == "builtin":
+        equivariant = builtin(name).equivariant
+    return ResolvedForModel(
+        assignor=resolved, name=spec, rules=resolved.rules, equivariant=equivariant, closer=resolved.close
+    )

@@ -9,8 +9,11 @@ Abstraction choices:
   stateless tasks form one more subtopology (its index is ``subtopologies``);
 - the instance pool is ``I1 .. I<instances>``; the first ``initial`` are the group at the start,
   the others can join, each id once (a restarted instance comes back as a new id, with no state);
-- the group starts *cold*: no member holds or has state for anything and a first rebalance is
-  due (seed 001 "Scale Up from Empty Group");
+- the group starts *warm* by default: the initial members hold what the assignor settles on
+  from scratch, every copy caught up, the leader remembering them (the seeds' "Group stable
+  state"); or *cold* (``start = "cold"``): nothing held, no state, a first rebalance due (seed
+  001 "Scale Up from Empty Group"). The warm start keeps the state space to what happens after
+  the group was running, which is what the seeds' scenarios are about;
 - lags are abstracted (see :mod:`rebalproof.model.group_state`); the leader's view reports a
   caught-up copy as lag 0 and a behind one as ``acceptable_recovery_lag + 1``, a copy with no
   state not at all (KIP-441 "Computing the most-caught-up instances").
@@ -44,10 +47,15 @@ class Bounds:
     depth: int | None = None  # BFS depth bound (None: none)
     max_states: int | None = None  # stop after this many distinct states (None: none)
     aging: bool = True  # state of unhosted copies ages and is cleaned up
+    start: str = "warm"  # "warm": a settled group, every copy caught up; "cold": nothing held, no state
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "start":
+                if value not in ("warm", "cold"):
+                    raise InputError(f"must be 'warm' or 'cold', got {value!r}", where="bounds.start")
+                continue
             if f.name == "aging":
                 if not isinstance(value, bool):
                     raise InputError(f"must be true or false, got {value!r}", where=f"bounds.{f.name}")

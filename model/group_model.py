@@ -89,18 +89,45 @@ class GroupModel:
         return task in self._stateful
 
     def init_states(self) -> tuple[GroupState, ...]:
-        """The cold start: ``initial`` members, nothing held, no local state, a first rebalance due."""
+        """One initial state: the cold start, or (default) the warm start of :meth:`settle`."""
         members = tuple(MemberState(id=m) for m in self.bounds.member_ids[: self.bounds.initial])
-        return (
-            GroupState(
-                members=members,
-                leader=members[0].id,
-                memory=None,
-                spawned=self.bounds.initial,
-                events=0,
-                triggers=("start",),
-            ),
+        cold = GroupState(
+            members=members,
+            leader=members[0].id,
+            memory=None,
+            spawned=self.bounds.initial,
+            events=0,
+            triggers=("start",),
         )
+        if self.bounds.start == "cold":
+            return (cold,)
+        return (self.settle(cold),)
+
+    def settle(self, state: GroupState, *, rounds: int = 12) -> GroupState:
+        """Run ``state`` to a settled group without interleavings: rebalance (first answer),
+        deliver to everyone, restore every copy, and again while a rebalance or probe is due,
+        at most ``rounds`` times. The result has every hosted copy caught up, no state for what
+        is not hosted, the leader remembering the members, nothing pending (the warm start)."""
+        s = state
+        for _ in range(rounds):
+            if not s.triggers and not s.probe:
+                break
+            if not s.triggers:
+                s = s._replace(probe=False, triggers=("probe",))
+            electors = () if s.leader is not None else (s.members[0].id,)
+            s = self.next_state(s, Action("rebalance", leader=electors[0] if electors else None))
+            while s.pending:
+                s = self.next_state(s, Action("deliver", member=s.pending[0][0]))
+            s = s._replace(
+                members=tuple(
+                    m._replace(lags=tuple((t, CAUGHT_UP) for t, _ in m.lags if m.hosts(t)), ready=False)
+                    for m in s.members
+                ),
+                triggers=tuple(t for t in s.triggers if t not in ("ready",)),
+            )
+            if s.triggers == ("revoked",):
+                continue
+        return s._replace(triggers=(), pending=(), probe=False, events=0)
 
     def actions(self, state: GroupState) -> list[Action]:
         """Every enabled action, in the stable order of :data:`~rebalproof.model.group_state.ACTION_KINDS`."""
@@ -123,17 +150,14 @@ class GroupModel:
             for m in members:
                 if m.ready:
                     out.append(Action("rejoin", member=m.id))
-        if state.probe:
+        if state.probe and not state.triggers and not state.pending:
             out.append(Action("probe"))
         if proto.scale_down_timeout:
             for m in members:
                 if m.leaving:
                     out.append(Action("timeout", member=m.id))
-        if self.bounds.aging:
-            waiting = {e[0] for e in state.pending}
+        if self.bounds.aging and not state.triggers and not state.pending:
             for m in members:
-                if m.id in waiting:
-                    continue
                 for t, c in m.lags:
                     if not (t in m.active or t in m.standby or t in m.warmup):
                         out.append(Action("age" if c == CAUGHT_UP else "cleanup", member=m.id, task=t))
@@ -363,7 +387,8 @@ class GroupModel:
         return s._replace(triggers=_with(s.triggers, "ready"))
 
     def _probe(self, s: GroupState, a: Action) -> GroupState | None:
-        if not s.probe:
+        # the probing interval (minutes) is long against a rebalance: it fires in a stable group
+        if not s.probe or s.triggers or s.pending:
             return None
         return s._replace(probe=False, triggers=_with(s.triggers, "probe"))
 
@@ -389,7 +414,10 @@ class GroupModel:
         return self._remove(s, m.id, "left", counted=False)
 
     def _unhosted(self, s: GroupState, a: Action, want: int) -> GroupState | None:
-        if not self.bounds.aging or any(e[0] == a.member for e in s.pending):
+        # only while the group is stable: KIP-441 "Race between assignment and state cleanup"
+        # (no cleanup from the join to the assignment), and the cleanup delay is long against a
+        # rebalance and its immediate cooperative follow-up
+        if not self.bounds.aging or s.triggers or s.pending:
             return None
 
         def fn(m: MemberState):

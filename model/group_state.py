@@ -32,7 +32,9 @@ Abstraction choices (stated once, here):
   so a copy a member starts to host is at least behind at once; one *restore* step takes a
   hosted copy from behind to caught-up (the "2-step abstraction": none -> behind on hosting,
   behind -> caught-up by restore). State a member no longer hosts *ages* (caught-up ->
-  behind) and is *cleaned up* (behind -> none).
+  behind) and is *cleaned up* (behind -> none), only while the group is stable: KIP-441's
+  mutex keeps the cleaner off from a join to the assignment, and its delay (minutes) is long
+  against a rebalance and its immediate cooperative follow-up.
 - **Processing**: a member processes a task it holds as active once the copy is caught up
   (stateless tasks at once). **Owning** a task (holding it as active, restoring or not) is what
   ``single-owner`` forbids twice: the stronger reading of "process the same task".

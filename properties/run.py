@@ -19,8 +19,9 @@ Definitions (abstraction choices stated once, here):
 - *stable*: no rebalance in progress and none needed; *settled*: stable, no probing rebalance
   scheduled, no learner waiting to rejoin, and no fair action enabled (nothing will ever change
   the assignment again without a membership event).
-- a *decisive* rebalance is one whose assignor answer differs from what members held before
-  it and which is not only a cooperative follow-up (the hand-over of an already decided move).
+- a *decisive* rebalance is one whose assignor answer differs from what was decided before it
+  (what members hold, with undelivered assignments counted as made) and which is not only a
+  cooperative follow-up (the hand-over of an already decided move).
 - ``bounded-unavailability`` counts, along any stretch of a run during which a task is processed
   by nobody (no owner, or an owner still restoring), the *rounds that change its owner*:
   rebalances whose delivered assignment gives the task to another member than the one that
@@ -424,7 +425,10 @@ class RunMonitor:
         weight = 0
         if a.kind == "rebalance":
             step = self.model.rebalance_step(s, a)
-            pre = {m.id: (m.active, m.standby, m.warmup) for m in s.members if m.active or m.standby or m.warmup}
+            # what was decided before this rebalance: holdings, with undelivered assignments as made
+            decided_roles = {m.id: (m.active, m.standby, m.warmup) for m in s.members}
+            decided_roles.update({x[0]: x[1:] for x in s.pending})
+            pre = {m: r for m, r in decided_roles.items() if r[0] or r[1] or r[2]}
             delivered = {x[0]: x[1:] for x in step.delivered if x[1] or x[2] or x[3]}
             srt = self.model._sorted
             raw = {}
@@ -435,10 +439,8 @@ class RunMonitor:
             if delivered != pre:
                 weight |= 1
                 moved = 0
-                decided = {m.id: m.active for m in s.members}
-                decided.update({x[0]: x[1] for x in s.pending})  # an undelivered decision counts as made
                 for i, t in enumerate(self.model.task_ids):
-                    before = tuple(m for m, act in decided.items() if t in act)
+                    before = tuple(m for m, r in decided_roles.items() if t in r[0])
                     after = tuple(x[0] for x in step.delivered if t in x[1])
                     if before != after:
                         moved |= 1 << i
@@ -626,12 +628,12 @@ def _check_unavailability(ctx, g: _Graph):
                     message=f"task {t} unprocessed for {int(best[start])} rounds",
                 )
     shown = "unbounded" if worst_all == float("inf") else int(worst_all)
-    measure = {"worst_rounds_unprocessed": shown, "bound": UNAVAILABILITY_BOUND}
+    measure = {"worst_rounds": shown, "bound": UNAVAILABILITY_BOUND}
     if worst_task is not None:
         measure["task"] = worst_task
     if worst_all > UNAVAILABILITY_BOUND:
-        return Status.VIOLATED, f"task {worst_task} goes unprocessed for {shown} consecutive rounds (bound {UNAVAILABILITY_BOUND})", disc, measure
-    return None, f"at most {shown} consecutive rounds unprocessed (bound {UNAVAILABILITY_BOUND})", None, measure
+        return Status.VIOLATED, f"task {worst_task} changes owner {shown} times while unprocessed (bound {UNAVAILABILITY_BOUND})", disc, measure
+    return None, f"at most {shown} owner changes while a task is unprocessed (bound {UNAVAILABILITY_BOUND})", None, measure
 
 
 def _check_scale_down(ctx, g: _Graph):
@@ -704,7 +706,9 @@ def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
             else:
                 status, message = Status.INCONCLUSIVE, why
         if not p.promised(ctx):
-            message = f"not promised by {ctx.pair} ({p.promised_by}); observed: {status.value}: {message}"
+            message = f"not promised (only {p.promised_by}); observed: {status.value}" + (
+                f": {message}" if status is Status.VIOLATED and p.expectation != "sometimes" else ""
+            )
             status = Status.NOT_PROMISED
         results.append(PropertyResult(property=p, verdict=Verdict(property=p.name, status=status, message=message, measure=measure), discovery=discovery))
     return results

@@ -1,0 +1,192 @@
+"""``rebalproof check``: model-check a member-side protocol with an assignor within bounds.
+
+Explores every interleaving of joins, leaves, crashes, leader fail-over, restore progress,
+probing rebalances and member-level assignment deliveries inside the bounds (breadth-first, so
+a counterexample is a shortest one) and prints one verdict per run property: holds / violated
+/ inconclusive (with the bound that cut exploration short) / not promised. Each counterexample
+is written as a ``rebalproof-trace/1`` JSON trace under ``--trace-dir`` (atomically).
+
+Exit codes: 0 no promised property is violated (inconclusive ones are listed; with
+``--require-complete`` they give 1), 1 a promised property is violated, 2 bad usage or input.
+
+Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, booleans and the
+``protocol``/``assignor`` names; flags given on the command line win).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from rebalproof.cli.render import print_table, summary_line
+from rebalproof.errors import InputError
+from rebalproof.model.explore_progress import ProgressDisplay
+from rebalproof.model.group_assignor import resolve_for_model
+from rebalproof.model.group_bounds import BOUND_FIELDS, Bounds, load_scenario
+from rebalproof.model.group_protocol import parse_protocol
+from rebalproof.properties.run_check import check_model
+from rebalproof.properties.verdict import Status
+from rebalproof.traces.format import write_trace
+
+__all__ = ["command", "trace_path"]
+
+_RULES = ("ha", "learner", "sticky", "eager", "none")
+
+
+def trace_path(directory: Path, protocol: str, assignor: str, prop: str) -> Path:
+    """``DIR/<protocol>+<assignor>--<property>.json`` with unsafe characters replaced."""
+    stem = re.sub(r"[^A-Za-z0-9_.+=-]+", "_", f"{protocol}+{assignor}--{prop}")[:180]
+    return directory / f"{stem}.json"
+
+
+def _describe_path(trace: dict, limit: int = 40) -> list[str]:
+    steps = trace["steps"]
+    lines = []
+    cycle = trace.get("cycle_start")
+    for i, step in enumerate(steps[1:], start=1):
+        a = step["action"]
+        words = " ".join(str(a[k]) for k in ("kind", "member", "task") if k in a)
+        if a.get("leader"):
+            words += f" (leader {a['leader']})"
+        if a.get("kind") == "rebalance" and a.get("choice"):
+            words += f" choice {a['choice']}"
+        mark = "  <- cycle starts after this step" if cycle is not None and i == cycle else ""
+        lines.append(f"  {i:3}. {words}{mark}")
+    if len(lines) > limit:
+        lines = lines[: limit // 2] + [f"  ... {len(lines) - limit} more steps ..."] + lines[-limit // 2 :]
+    return lines
+
+
+@click.command("check")
+@click.option("--protocol", "protocol_spec", default=None, metavar="NAME[:OPT=BOOL,...]",
+              help="eager | cooperative | learner, with options (cooperative:early_handover=true, "
+                   "learner:partial_rebalance=true,scale_down_timeout=true)  [default: cooperative]")
+@click.option("--assignor", "spec", default=None, metavar="SPEC",
+              help="built-in (ha, sticky, eager, learner:version=1), learner-naive[:learners_to=any|new], "
+                   "round-robin, py:module:function or exec:COMMAND  [default: ha]")
+@click.option("--rules", type=click.Choice(_RULES), default=None,
+              help="the rule set the assignor is judged by (default: a built-in's own; none for an external one)")
+@click.option("--scenario", type=click.Path(path_type=Path), default=None, metavar="FILE.toml",
+              help="bounds from a TOML file (flags win)")
+@click.option("--instances", type=int, default=None, help="pool of instance ids  [default: 3]")
+@click.option("--initial", type=int, default=None, help="members at the start  [default: 2]")
+@click.option("--subtopologies", type=int, default=None, help="[default: 2]")
+@click.option("--partitions", type=int, default=None, help="partitions per subtopology  [default: 2]")
+@click.option("--stateless", type=int, default=None, help="stateless tasks (one more subtopology)  [default: 0]")
+@click.option("--standbys", type=int, default=None, help="num_standby_replicas  [default: 1]")
+@click.option("--max-warmups", "max_warmups", type=int, default=None, help="max_warmup_replicas  [default: 2]")
+@click.option("--events", type=int, default=None, help="membership events (join, leave, crash, mark-leaving)  [default: 2]")
+@click.option("--depth", type=int, default=None, help="BFS depth bound  [default: none]")
+@click.option("--max-states", "max_states", type=int, default=None, help="stop after this many distinct states")
+@click.option("--aging/--no-aging", default=None, help="state of copies no longer hosted ages and is cleaned up  [default: on]")
+@click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
+              help="warm: a settled group, every copy caught up; cold: nothing held, no state  [default: warm]")
+@click.option("--symmetry", type=click.Choice(["declared", "on", "off"]), default="declared", show_default=True,
+              help="reduce by renaming instances and partitions: when the assignor declares it equivariant, always, never")
+@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="S", help="per call of an exec: assignor")
+@click.option("--time-limit", "time_limit", type=float, default=None, metavar="S", help="stop exploring after S seconds (inconclusive)")
+@click.option("--trace-dir", "trace_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="write counterexample traces here")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
+@click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
+@click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
+def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
+            standbys, max_warmups, events, depth, max_states, aging, start, symmetry, timeout, time_limit, trace_dir,
+            as_json, progress, require_complete):
+    """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
+    values = {}
+    if scenario is not None:
+        values.update(load_scenario(scenario))
+    flags = dict(instances=instances, initial=initial, subtopologies=subtopologies, partitions=partitions,
+                 stateless=stateless, standbys=standbys, max_warmups=max_warmups, events=events, depth=depth,
+                 max_states=max_states, aging=aging, start=start)
+    values.update({k: v for k, v in flags.items() if v is not None})
+    protocol_spec = protocol_spec or values.pop("protocol", None) or "cooperative"
+    values.pop("protocol", None)
+    spec = spec or values.pop("assignor", None) or "ha"
+    values.pop("assignor", None)
+    if not timeout > 0:
+        raise InputError(f"--timeout must be more than 0 seconds, got {timeout:g}")
+    bounds = Bounds(**{k: v for k, v in values.items() if k in BOUND_FIELDS})
+    proto = parse_protocol(protocol_spec)
+    with resolve_for_model(spec, timeout=timeout) as resolved:
+        chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
+        if symmetry == "on":
+            use_symmetry = True
+        elif symmetry == "off":
+            use_symmetry = False
+        else:
+            use_symmetry = bool(resolved.equivariant)
+        with ProgressDisplay(force=progress, label=f"check {proto.spec}+{resolved.name}") as display:
+            result = check_model(
+                protocol=proto,
+                assignor=resolved.assignor,
+                assignor_name=resolved.name,
+                rules=chosen_rules,
+                bounds=bounds,
+                symmetry=use_symmetry,
+                progress=display if display.enabled else None,
+                max_seconds=time_limit,
+            )
+    written = {}
+    if trace_dir is not None:
+        for name, trace in result.traces.items():
+            path = trace_path(trace_dir, proto.spec, resolved.name, name)
+            try:
+                write_trace(path, trace)
+            except OSError as exc:
+                raise InputError(f"cannot write the trace to '{path}': {exc.strerror or exc}; check --trace-dir") from None
+            written[name] = str(path)
+    code = result.exit_code(require_complete=require_complete)
+    if as_json:
+        report = result.to_json()
+        report["traces"] = written
+        report["exit_code"] = code
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return code
+    _print_report(result, written, use_symmetry)
+    return code
+
+
+def _print_report(result, written: dict, symmetry: bool) -> None:
+    exp = result.exploration
+    ctx = result.ctx
+    out = sys.stdout
+    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), symmetry {'on' if symmetry else 'off'}\n")
+    b = ctx.bounds
+    out.write(
+        f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
+        f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
+        f"max {b.max_warmups} warmups, {b.events} membership events"
+        f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}, {b.start} start\n"
+    )
+    if exp.complete and not exp.errors:
+        out.write("exploration complete\n")
+    else:
+        out.write(f"exploration INCOMPLETE: {exp.bound or 'the assignor failed on some states'}; verdicts without a counterexample are inconclusive\n")
+    rows = []
+    for r in result.results:
+        v = r.verdict
+        detail = v.message
+        if v.measure:
+            detail += " [" + ", ".join(f"{k}={val}" for k, val in v.measure.items()) + "]"
+        rows.append([r.property.name, r.property.expectation, v.status.value, detail])
+    out.flush()
+    print_table(["property", "expect", "status", "details"], rows)
+    for r in result.results:
+        trace = result.traces.get(r.property.name)
+        if trace is None or r.verdict.status is not Status.VIOLATED:
+            continue
+        kind = "lasso (prefix + cycle)" if trace["kind"] == "lasso" else f"{len(trace['steps']) - 1} steps"
+        out.write(f'\nDiscovered "{r.property.name}" counterexample, {kind}: {trace.get("message", "")}\n')
+        out.write("\n".join(_describe_path(trace)) + "\n")
+        if r.property.name in written:
+            out.write(f"trace: {written[r.property.name]}\n")
+    out.write(f"\n{exp.stats.describe()}\n")
+    out.write(summary_line([r.verdict for r in result.results]) + "\n")
+    out.flush()

@@ -1,0 +1,116 @@
+"""One model check end to end: model -> exploration -> run properties -> verdicts and traces.
+
+:func:`check_model` is what ``rebalproof check`` and the manifest replay call. It builds the
+:class:`~rebalproof.model.group_model.GroupModel`, explores it breadth-first
+(:func:`~rebalproof.model.explorer.explore`), evaluates :data:`~rebalproof.properties.run.RUN_PROPERTIES`
+and builds a ``rebalproof-trace/1`` trace (:mod:`rebalproof.traces.format`) for every
+discovered violation.
+
+Symmetry reduction is used only when asked (``symmetry=True``); the caller decides whether the
+assignor allows it (:mod:`rebalproof.model.group_symmetry`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rebalproof.model.explorer import Exploration, Limits, explore
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_protocol import Protocol
+from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
+from rebalproof.properties.verdict import Status
+from rebalproof.traces.format import build_trace
+
+__all__ = ["CheckResult", "check_model"]
+
+
+@dataclass(kw_only=True)
+class CheckResult:
+    """Verdicts, traces (property name -> trace JSON) and the exploration of one check."""
+
+    ctx: RunContext
+    exploration: Exploration
+    results: list[PropertyResult]
+    traces: dict = field(default_factory=dict)
+    symmetry: bool = False
+
+    def result(self, name: str) -> PropertyResult:
+        return next(r for r in self.results if r.property.name == name)
+
+    def status(self, name: str) -> Status:
+        return self.result(name).verdict.status
+
+    @property
+    def violated(self) -> list[PropertyResult]:
+        return [r for r in self.results if r.verdict.status is Status.VIOLATED]
+
+    @property
+    def inconclusive(self) -> list[PropertyResult]:
+        return [r for r in self.results if r.verdict.status is Status.INCONCLUSIVE]
+
+    def exit_code(self, *, require_complete: bool = False) -> int:
+        """1 when a promised property is violated (or, with ``require_complete``, inconclusive); else 0."""
+        if self.violated:
+            return 1
+        if require_complete and self.inconclusive:
+            return 1
+        return 0
+
+    def to_json(self) -> dict:
+        exp = self.exploration
+        return {
+            "protocol": self.ctx.protocol.spec,
+            "assignor": self.ctx.assignor,
+            "rules": self.ctx.rules,
+            "bounds": self.ctx.bounds.to_json(),
+            "symmetry": self.symmetry,
+            "complete": exp.complete and exp.errors == 0,
+            "bound_hit": exp.bound,
+            "statistics": exp.stats.to_json(),
+            "properties": [
+                dict(r.verdict.to_json(), expectation=r.property.expectation, promise=r.property.promise)
+                for r in self.results
+            ],
+        }
+
+
+def check_model(
+    *,
+    protocol: Protocol,
+    assignor,
+    bounds: Bounds,
+    assignor_name: str = "assignor",
+    rules: str | None = None,
+    symmetry: bool = False,
+    properties=RUN_PROPERTIES,
+    progress=None,
+    stop_early: bool = False,
+    max_seconds: float | None = None,
+) -> CheckResult:
+    """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring."""
+    model = GroupModel(protocol=protocol, bounds=bounds, assignor=assignor, assignor_name=assignor_name)
+    ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
+    monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
+    limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds)
+    exp = explore(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    results = evaluate(ctx, exp, monitor)
+    traces = {}
+    for r in results:
+        failed = r.verdict.status is Status.VIOLATED or (
+            r.verdict.status is Status.NOT_PROMISED and "observed: violated:" in r.verdict.message
+        )
+        if failed and r.discovery is not None and r.property.expectation != "sometimes":
+            traces[r.property.name] = build_trace(
+                exp,
+                r.discovery,
+                protocol=protocol.spec,
+                assignor=assignor_name,
+                bounds=bounds,
+                config_json={
+                    "num_standby_replicas": bounds.standbys,
+                    "acceptable_recovery_lag": bounds.acceptable_recovery_lag,
+                    "max_warmup_replicas": bounds.max_warmups,
+                },
+            )
+    return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry)
