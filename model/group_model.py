@@ -165,10 +165,11 @@ class GroupModel:
             if state.spawned < self.bounds.instances:
                 out.append(Action("join", member=self.bounds.member_ids[state.spawned]))
             if len(members) >= 2:
+                staying = [m.id for m in members if not m.leaving]
                 for m in members:
-                    if m.id != state.leader:
+                    if m.id != state.leader and staying != [m.id]:
                         out.append(Action("leave", member=m.id))
-                if state.leader is not None:
+                if state.leader is not None and staying != [state.leader]:
                     out.append(Action("crash", member=state.leader))
             if proto.leaving and sum(1 for m in members if not m.leaving) >= 2:
                 for m in members:
@@ -444,8 +445,15 @@ class GroupModel:
         members = tuple(sorted(s.members + (MemberState(id=new_id),), key=lambda m: (len(m.id), m.id)))
         return s._replace(members=members, spawned=s.spawned + 1, events=s.events + 1, triggers=_with(s.triggers, "join"))
 
+    @staticmethod
+    def _last_staying(s: GroupState, member_id: str) -> bool:
+        """True when ``member_id`` is the only member not marked leaving."""
+        return [m.id for m in s.members if not m.leaving] == [member_id]
+
     def _leave(self, s: GroupState, a: Action) -> GroupState | None:
         if s.events >= self.bounds.events or len(s.members) < 2 or a.member == s.leader:
+            return None
+        if self._last_staying(s, a.member):
             return None
         if not any(m.id == a.member for m in s.members):
             return None
@@ -455,6 +463,8 @@ class GroupModel:
         if s.events >= self.bounds.events or len(s.members) < 2 or s.leader is None:
             return None
         if a.member is not None and a.member != s.leader:
+            return None
+        if self._last_staying(s, s.leader):
             return None
         return self._remove(s, s.leader, "crash", counted=True)
 

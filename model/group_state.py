@@ -183,6 +183,7 @@ ACTION_KINDS = (
     "join",  # a new instance joins (next id of the pool, no local state)
     "leave",  # a member that is not the leader leaves (graceful leave or crash: the same here)
     "crash",  # the leader crashes: its memory is lost, the next rebalance elects a leader
+    # (neither takes the last member that is not leaving: someone must be left to hand over to)
     "mark-leaving",  # the scaling tool marks a member as leaving (KIP-429 v2)
 )
 #: Kinds under weak fairness: if one stays enabled it eventually happens.

@@ -20,7 +20,9 @@ They are not registered in :mod:`rebalproof.model.assignors` (the built-ins' reg
   always exists, so a task always moves to it). ``learners_to="new"`` is Version 1.0's rule:
   learners only to instances not in ``previous_members`` (none after a leader fail-over).
   ``learners_to="none"``: no learners for balance (sticky, least-loaded for the rest).
-- every active of a leaving member (v2) gets a learner on a non-leaving member, whatever the rule.
+- every active of a leaving member (v2) gets a learner on a non-leaving member, whatever the
+  rule, a member with a matching standby first (its standby becomes the learner: "Standby
+  Task Utilization").
 - standbys: ``min(num_standby_replicas, staying - 1)`` per stateful task, on members without a
   copy, current standby holders first, then least loaded. Never a probing rebalance.
 
@@ -111,14 +113,15 @@ class NaiveLearner:
             return load[m] + len(warmup[m])
 
         def can_learn(m, t):
-            return m != owner[t] and t not in view.member(m).standby and m in staying
+            return m != owner[t] and m in staying
 
-        # v2: every active of a leaving member is learned on a staying member
+        # v2: every active of a leaving member is learned on a staying member, standby holders
+        # first ("Standby Task Utilization": a matching standby becomes the learner)
         for t in view.stateful_task_ids:
             if view.member(owner[t]).leaving and t not in learning:
                 cands = [m for m in staying if can_learn(m, t) and not view.member(m).leaving]
                 if cands:
-                    m = min(cands, key=lambda x: (busy(x), id_key(x)))
+                    m = min(cands, key=lambda x: (t not in view.member(x).standby, busy(x), id_key(x)))
                     warmup[m].append(t)
                     learning[t] = m
 
@@ -140,7 +143,7 @@ class NaiveLearner:
                     for t in active[h]:
                         if not view.task(t).stateful or t in learning:
                             continue
-                        cands = [m for m in free if can_learn(m, t)]
+                        cands = [m for m in free if can_learn(m, t) and t not in view.member(m).standby]
                         if cands:
                             m = min(cands, key=lambda x: (busy(x), id_key(x)))
                             warmup[m].append(t)
