@@ -136,7 +136,7 @@ class ResolvedForModel:
 
 
 #: Assignors of this package that are not built-ins (see :mod:`rebalproof.model.toy_assignors`).
-TOY_ASSIGNORS = ("learner-naive", "round-robin")
+TOY_ASSIGNORS = ("learner-naive", "round-robin", "balanced-choices")
 _CHOOSER_FACTORIES: dict = {}
 
 
@@ -154,9 +154,13 @@ def resolve_for_model(spec: str, *, timeout: float = 10.0) -> ResolvedForModel:
     if name in TOY_ASSIGNORS:
         from rebalproof.model.toy_assignors import NaiveLearner, RoundRobin
 
-        if name == "round-robin":
+        if name in ("round-robin", "balanced-choices"):
             if options:
-                raise InputError("round-robin takes no options")
+                raise InputError(f"{name} takes no options")
+            if name == "balanced-choices":
+                from rebalproof.model.toy_assignors import BalancedChoices
+
+                return ResolvedForModel(assignor=BalancedChoices(), name=spec, rules=None, equivariant=True)
             return ResolvedForModel(assignor=RoundRobin(), name=spec, rules=None, equivariant=False)
         opts = dict(part.split("=", 1) for part in options.split(",") if "=" in part) if options else {}
         bad = set(opts) - {"learners_to"}

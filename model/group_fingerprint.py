@@ -105,7 +105,7 @@ def _canonical_under(state: GroupState, tmap: dict) -> str:
                 tasks(m.standby),
                 tasks(m.warmup),
                 tuple(sorted((tmap[t], c) for t, c in m.lags)),
-                None if e is None else (tasks(e[1]), tasks(e[2]), tasks(e[3])),
+                (False,) if e is None else (True, tasks(e[1]), tasks(e[2]), tasks(e[3])),
             )
         )
     records.sort()

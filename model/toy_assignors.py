@@ -50,7 +50,7 @@ from rebalproof.model.names import id_key
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["NaiveLearner", "RoundRobin", "naive_learner_json", "naive_learner_v1_json", "round_robin_json"]
+__all__ = ["NaiveLearner", "RoundRobin", "BalancedChoices", "naive_learner_json", "naive_learner_v1_json", "round_robin_json"]
 
 
 class NaiveLearner:
@@ -196,3 +196,46 @@ def naive_learner_v1_json(obj: dict) -> dict:
 def round_robin_json(obj: dict) -> dict:
     """``py:`` form of :class:`RoundRobin`."""
     return encode_assignment(RoundRobin()(decode_input(obj)))
+
+
+class BalancedChoices:
+    """A nondeterministic assignor: every sticky answer that places the unowned tasks best.
+
+    Actives owned by a non-leaving member stay; the other tasks go anywhere among the
+    non-leaving members such that the loads are as even as possible (least sum of squared
+    loads). No standbys, no warmups, no probing. Each such answer is a separate choice, so
+    the answer *set* depends only on loads and ownership: it commutes with renaming members
+    and tasks (equivariant), the case where symmetry reduction is sound.
+    """
+
+    name = "balanced-choices"
+
+    def choices(self, view: RebalanceInput) -> tuple[Assignment, ...]:
+        import itertools
+
+        staying = [m.id for m in view.members if not m.leaving] or list(view.member_ids)
+        keep: dict[str, list[str]] = {m: [] for m in view.member_ids}
+        loose = []
+        for t in view.task_ids:
+            owners = [m for m in view.owners(t) if m in staying]
+            if len(owners) == 1:
+                keep[owners[0]].append(t)
+            else:
+                loose.append(t)
+        best, out = None, []
+        for targets in itertools.product(staying, repeat=len(loose)):
+            loads = {m: len(keep[m]) for m in staying}
+            for m in targets:
+                loads[m] += 1
+            cost = sum(v * v for v in loads.values())
+            if best is None or cost < best:
+                best, out = cost, [targets]
+            elif cost == best:
+                out.append(targets)
+        answers = []
+        for targets in out:
+            roles = {m: {"active": list(keep[m])} for m in view.member_ids}
+            for t, m in zip(loose, targets):
+                roles[m]["active"].append(t)
+            answers.append(Assignment.build(roles))
+        return tuple(answers)
