@@ -107,7 +107,8 @@ class GroupModel:
         """Run ``state`` to a settled group without interleavings: rebalance (first answer),
         deliver to everyone, restore every copy, and again while a rebalance or probe is due,
         at most ``rounds`` times. The result has every hosted copy caught up, no state for what
-        is not hosted, the leader remembering the members, nothing pending (the warm start)."""
+        is not hosted, the leader remembering the members, nothing pending (the warm start); if
+        the assignor never settles, its rebalance or probe is still due."""
         s = state
         for _ in range(rounds):
             if not s.triggers and not s.probe:
@@ -125,9 +126,8 @@ class GroupModel:
                 ),
                 triggers=tuple(t for t in s.triggers if t not in ("ready",)),
             )
-            if s.triggers == ("revoked",):
-                continue
-        return s._replace(triggers=(), pending=(), probe=False, events=0)
+        # a group that did not settle within ``rounds`` starts as it is: a rebalance or probe due
+        return s._replace(pending=(), events=0)
 
     def actions(self, state: GroupState) -> list[Action]:
         """Every enabled action, in the stable order of :data:`~rebalproof.model.group_state.ACTION_KINDS`."""
