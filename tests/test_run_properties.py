@@ -1,0 +1,136 @@
+"""Run properties on the group model: the seeds' predictions, broken protocols, external assignors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rebalproof.errors import AssignorError
+from rebalproof.model.assignors.spec import resolve
+from rebalproof.model.codec import encode_input
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_protocol import protocol
+from rebalproof.model.group_state import Action
+from rebalproof.model.toy_assignors import NaiveLearner, RoundRobin
+from rebalproof.properties.run import RUN_PROPERTIES, rebalance_bound
+from rebalproof.properties.run_check import check_model
+from rebalproof.traces.format import decode_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+FEW_TASKS = Bounds(instances=3, initial=2, subtopologies=1, partitions=2, standbys=0, events=1)
+
+
+def layouts_in_cycle(trace):
+    start = trace["cycle_start"]
+    return {
+        tuple((m["id"], tuple(m["active"])) for m in step["state"]["members"] if m["active"])
+        for step in trace["steps"][start:]
+        if not step["state"]["triggers"] and not step["state"]["pending"]
+    }
+
+
+def test_properties_are_named_data_with_witnesses():
+    names = [p.name for p in RUN_PROPERTIES]
+    assert len(names) == len(set(names))
+    for p in RUN_PROPERTIES:
+        assert p.expectation in ("always", "sometimes", "eventually") and p.scope in ("state", "edge", "graph")
+        assert p.promise and p.promised_by
+        if p.expectation != "sometimes":
+            assert p.witness in names, p.name
+
+
+def test_naive_learner_falls_into_endless_shuffling_and_v1_removes_it():
+    """Seed 001 Version 1.0: "when the number of tasks are much smaller than total cluster
+    capacity, we could fall in endless resource shuffling"."""
+    naive = check_model(protocol=protocol("learner"), assignor=NaiveLearner(learners_to="any"), assignor_name="naive", rules="learner", bounds=FEW_TASKS)
+    assert naive.status("no-shuffle-cycle").value == "violated"
+    trace = naive.traces["no-shuffle-cycle"]
+    assert trace["kind"] == "lasso" and trace["steps"][trace["cycle_start"]]["state"] == trace["steps"][-1]["state"]
+    assert len(layouts_in_cycle(trace)) >= 2  # the cycle goes through differing stable assignments
+    assert not any(s["action"]["kind"] in ("join", "leave", "crash", "mark-leaving") for s in trace["steps"][trace["cycle_start"] + 1:])
+    assert "rejoin" in {s["action"]["kind"] for s in trace["steps"][trace["cycle_start"] + 1:]}  # ready learners take over, again and again
+    v1 = check_model(protocol=protocol("learner"), assignor=NaiveLearner(learners_to="new"), assignor_name="v1", rules="learner", bounds=FEW_TASKS)
+    assert v1.status("no-shuffle-cycle").value == "holds" and v1.status("converges").value == "holds"
+    assert v1.status("learner-ready").value == "holds"  # not vacuous: learners do take over
+
+
+def test_broken_cooperative_violates_single_owner_with_the_shortest_trace():
+    bounds = Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1)
+    broken = check_model(protocol=protocol("cooperative", early_handover=True), assignor=RoundRobin(), bounds=bounds)
+    trace = broken.traces["single-owner"]
+    assert [s["action"] for s in trace["steps"][1:]] == [
+        {"kind": "join", "member": "I3"},
+        {"kind": "rebalance", "choice": 0},
+        {"kind": "deliver", "member": "I3"},
+    ]
+    assert trace["fail_step"] == 3 and "owned by I1 and I3" in trace["message"]
+    assert trace["steps"][2]["rebalance"]["assignment"]["assignment"]["I3"]["active"] == ["0_2"]
+    correct = check_model(protocol=protocol("cooperative"), assignor=RoundRobin(), bounds=bounds)
+    assert correct.status("single-owner").value == "holds" and correct.status("task-moves").value == "holds"
+
+
+def test_ha_with_cooperative_holds_and_converges_within_its_bound():
+    with resolve("ha") as ha:
+        result = check_model(protocol=protocol("cooperative"), assignor=ha, assignor_name="ha", rules="ha", bounds=Bounds())
+    assert result.exploration.complete
+    for name in ("single-owner", "no-lost-task", "warmup-bound", "assignor-answers", "no-shuffle-cycle", "converges", "bounded-unavailability"):
+        assert result.status(name).value == "holds", (name, result.result(name).verdict.message)
+    measure = result.result("converges").verdict.measure
+    assert measure["worst_rebalances_after_join"] <= measure["rebalance_bound"] == rebalance_bound(Bounds()) == 3
+    assert measure["unbalanced_settled_states"] == 0
+    for witness in ("warmup-assigned", "warmup-promoted", "probing-rebalance", "member-leaves", "leader-failover", "task-moves", "settles"):
+        assert result.status(witness).value == "holds", witness
+
+
+def _exec(name):
+    return f"exec:{sys.executable} {ROOT / 'tests' / 'assignors' / name}"
+
+
+def test_exec_assignor_that_probes_forever_does_not_converge():
+    bounds = Bounds(instances=2, initial=2, subtopologies=1, partitions=2, standbys=0, events=0, start="cold")
+    with resolve(_exec("explore_probe_forever.py")) as assignor:
+        result = check_model(protocol=protocol("cooperative"), assignor=assignor, assignor_name="probe-forever", bounds=bounds)
+    assert result.status("converges").value == "violated" and result.status("no-shuffle-cycle").value == "holds"
+    trace = result.traces["converges"]
+    cycle = [s["action"]["kind"] for s in trace["steps"][trace["cycle_start"] + 1:]]
+    assert "probe" in cycle and "rebalance" in cycle
+
+
+def test_exec_assignor_that_moves_a_task_back_and_forth_is_caught():
+    bounds = Bounds(instances=2, initial=2, subtopologies=1, partitions=2, standbys=0, events=0, start="cold")
+    with resolve(_exec("explore_flip_flop.py")) as assignor:
+        result = check_model(protocol=protocol("cooperative"), assignor=assignor, assignor_name="flip-flop", bounds=bounds)
+    assert result.status("converges").value == "violated"
+    assert result.status("no-shuffle-cycle").value == "violated"
+    assert len(layouts_in_cycle(result.traces["no-shuffle-cycle"])) >= 2
+
+
+def test_a_witness_that_never_happens_shows_vacuity():
+    bounds = Bounds(instances=3, initial=2, subtopologies=1, partitions=2, standbys=0, events=1)
+    result = check_model(protocol=protocol("cooperative"), assignor=RoundRobin(), bounds=bounds)
+    assert result.status("single-owner").value == "holds"
+    verdict = result.result("task-moves").verdict
+    assert verdict.status.value == "violated" and "vacuously" in verdict.message
+
+
+def test_not_promised_is_reported_with_what_was_observed():
+    result = check_model(protocol=protocol("eager"), assignor=RoundRobin(), bounds=FEW_TASKS)
+    verdict = result.result("warmup-bound").verdict
+    assert verdict.status.value == "not promised" and "observed: holds" in verdict.message
+    assert result.exit_code() in (0, 1)
+
+
+def test_an_assignor_that_fails_is_a_finding_with_its_input():
+    def fussy(view):
+        if len(view.members) == 3:
+            raise AssignorError("three is a crowd", kind="crash", assignor="fussy", input_json=encode_input(view))
+        return RoundRobin()(view)
+
+    result = check_model(protocol=protocol("cooperative"), assignor=fussy, assignor_name="fussy", bounds=FEW_TASKS)
+    assert result.status("assignor-answers").value == "violated"
+    assert result.status("single-owner").value == "inconclusive"  # not explored beyond the failure
+    trace = result.traces["assignor-answers"]
+    last = trace["steps"][-1]
+    assert last["error"].startswith("three is a crowd") and len(last["rebalance"]["input"]["members"]) == 3
+    decoded = decode_trace(trace)
+    assert decoded.actions[-1] == Action("rebalance")
