@@ -449,6 +449,9 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         box = inst.boxes[0] if start and len(inst.boxes) == 1 and inst.exact else None
         relaxed = _flow_stage3(prob, box, {}) if box is not None else None  # spread dropped: bounds moves/restore from below
         best = relaxed[0] if relaxed is not None else None
+        bounds["restore"] = (prob.const_restore, "arithmetic", f"{prob.const_restore} cold copies every layout has")
+        if relaxed is not None:  # reported even if the timeout comes first
+            bounds["moves"] = (relaxed[3].cost // prob.weight, "flow-duals", f"min-cost flow with spread left free (a relaxation), proven least by node potentials, moves {relaxed[3].cost // prob.weight}")
 
         def value(host, name):
             return getattr(evaluate(view, place_standbys(view, facts, host), facts), name)
