@@ -30,7 +30,8 @@ Readings (each the one :mod:`rebalproof.properties` uses, except ``leaving`` and
   summed over the stateful tasks, are at most ``max_warmup_replicas`` (whatever the roles).
 - ``caught-up-active[t@m]``: a stateful active only on a member
   :func:`rebalproof.properties.lag.acceptable_active_holders` accepts.
-- ``leaving[t@m]``: a leaving member gets no task it did not hold going in (in any role),
+- ``leaving[t@m]``: a leaving member gets no task it did not hold going in (in any role, or as
+  caught-up state of a task it revoked at this join: KIP-429's being-learned revocation),
   unless every member is leaving. Stricter than the ``ha`` properties, which also accept an
   assignor that treats a leaving member as an ordinary one; without it an optimiser would park
   work on leaving members, which balance does not count.
@@ -144,8 +145,18 @@ class Facts:
         self.allowance = standby_allowance(view)
 
     def may_hold(self, task_id: str, member_id: str) -> bool:
-        """The ``leaving`` rule: a leaving member keeps only what it held going in."""
-        return member_id not in self.treat_leaving or task_id in self.view.member(member_id).copies
+        """The ``leaving`` rule: a leaving member keeps only what it held going in.
+
+        "Held" includes a stateful task it revoked at this join but still reports caught-up
+        state for: KIP-429 owners revoke *being-learned* tasks at each join, and while the
+        learner is not ready the previous owner gets the task back (seed 001, "Scale Down").
+        """
+        if member_id not in self.treat_leaving:
+            return True
+        member = self.view.member(member_id)
+        if task_id in member.copies:
+            return True
+        return self.view.task(task_id).stateful and is_caught_up(self.view, member_id, task_id)
 
     @cached_property
     def eligible(self) -> dict[str, tuple[str, ...]]:
