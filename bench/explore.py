@@ -1,0 +1,139 @@
+"""Explorer benchmark: throughput, memory per state, symmetry reduction, and BFS against random simulation.
+
+Run: ``python bench/explore.py [--runs 2000] [--seed 429]``. Everything is measured in the same
+run, on this machine, and printed with ratios:
+
+1. **Throughput and memory**: ``cooperative`` + ``ha`` at the default bounds (3 instances,
+   2x2 tasks, 1 standby, 2 membership events): distinct states/s and bytes per stored state
+   (fingerprint dict, parent links and edge arrays), peak RSS.
+2. **Symmetry reduction**: the same model (``cooperative`` + ``balanced-choices``, an
+   equivariant nondeterministic assignor, cold start, 4 instances, 3 tasks) explored with and
+   without reduction by renaming instances and partitions: distinct states, time, ratio.
+3. **Time to the first counterexample**, BFS (stopping at the first violation of the property)
+   against a random-simulation baseline in the style of Kafka's convergence test (random
+   membership events, then the group runs; ``N`` runs from the seed, each a random walk of at
+   most 60 steps, at most 60 s in all; non-convergence is declared as that test does, when a
+   run exceeds an iteration limit of rebalances, here 20, without settling). Targets: the
+   broken cooperative hand-over (``single-owner``) with round-robin and with ``ha`` (where a
+   move needs a warmup, its restore and a probing rebalance first) and the naive learner's
+   endless shuffling (``converges``). The baseline reports how many runs it needed (or that it found nothing in
+   ``N``), BFS the length of its (shortest) counterexample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rebalproof.model.assignors import builtin  # noqa: E402
+from rebalproof.model.group_bounds import Bounds  # noqa: E402
+from rebalproof.model.group_model import GroupModel  # noqa: E402
+from rebalproof.model.group_protocol import protocol  # noqa: E402
+from rebalproof.model.group_state import MEMBERSHIP_KINDS, is_quiescent  # noqa: E402
+from rebalproof.model.toy_assignors import BalancedChoices, NaiveLearner, RoundRobin  # noqa: E402
+from rebalproof.properties.run import RUN_PROPERTIES  # noqa: E402
+from rebalproof.properties.run_check import check_model  # noqa: E402
+
+
+def throughput() -> None:
+    print("1. throughput and memory: cooperative + ha, default bounds")
+    result = check_model(protocol=protocol("cooperative"), assignor=builtin("ha").make(), assignor_name="ha", rules="ha", bounds=Bounds())
+    st = result.exploration.stats
+    print(f"   {st.describe()}")
+    print(f"   exploration alone: {st.states_per_second:,.0f} distinct states/s, {st.bytes_per_state:.0f} bytes per stored state")
+
+
+def symmetry() -> None:
+    print("2. symmetry reduction: cooperative + balanced-choices (equivariant), cold start, 4 instances (3 initial), 1x3 tasks, 1 event")
+    bounds = Bounds(instances=4, initial=3, subtopologies=1, partitions=3, standbys=0, events=1, start="cold")
+    rows = []
+    for sym in (False, True):
+        t0 = time.perf_counter()
+        r = check_model(protocol=protocol("cooperative"), assignor=BalancedChoices(), assignor_name="balanced-choices", bounds=bounds, symmetry=sym)
+        rows.append((sym, r.exploration.states, time.perf_counter() - t0, [x.verdict.status for x in r.results]))
+    (_, n0, t0, v0), (_, n1, t1, v1) = rows
+    print(f"   without: {n0} states in {t0:.2f}s; with: {n1} states in {t1:.2f}s; "
+          f"reduction {n0 / n1:.1f}x states, {t0 / t1:.1f}x time; same verdicts: {v0 == v1}")
+
+
+def _bfs_first(proto, assignor, bounds, prop: str):
+    props = tuple(p for p in RUN_PROPERTIES if p.name == prop)
+    t0 = time.perf_counter()
+    r = check_model(protocol=proto, assignor=assignor, assignor_name="x", bounds=bounds, properties=props, stop_early=prop == "single-owner")
+    seconds = time.perf_counter() - t0
+    trace = r.traces.get(prop)
+    steps = None if trace is None else len(trace["steps"]) - 1
+    return seconds, r.status(prop).value, steps, r.exploration.states
+
+
+def _random_runs(model: GroupModel, prop: str, runs: int, seed: int, max_steps: int = 60, iteration_limit: int = 20,
+                 max_seconds: float = 60.0):
+    """Kafka-convergence-test style: random events, random interleavings; first run that shows ``prop`` failing."""
+    rng = random.Random(seed)
+    t0 = time.perf_counter()
+    for run in range(1, runs + 1):
+        if time.perf_counter() - t0 > max_seconds:
+            return None, time.perf_counter() - t0
+        state = model.init_states()[0]
+        rebalances = 0
+        for step in range(1, max_steps + 1):
+            actions = model.actions(state)
+            if not actions:
+                break
+            membership = [a for a in actions if a.kind in MEMBERSHIP_KINDS]
+            internal = [a for a in actions if a.kind not in MEMBERSHIP_KINDS]
+            pool = membership if membership and rng.random() < 0.2 else (internal or membership)
+            action = rng.choice(pool)
+            state = model.next_state(state, action)
+            if action.kind == "rebalance":
+                rebalances += 1
+            if prop == "single-owner":
+                owned = [t for m in state.members for t in m.active]
+                if len(owned) != len(set(owned)):
+                    return (run, step), time.perf_counter() - t0
+            elif prop == "converges":
+                if rebalances > iteration_limit and not is_quiescent(state):
+                    return (run, step), time.perf_counter() - t0
+                if is_quiescent(state) and not any(a.kind not in MEMBERSHIP_KINDS for a in actions):
+                    break
+    return None, time.perf_counter() - t0
+
+
+def first_counterexample(runs: int, seed: int) -> None:
+    print(f"3. time to the first counterexample: BFS vs random simulation ({runs} runs max, seed {seed})")
+    cases = [
+        ("broken cooperative hand-over + round-robin", "single-owner", protocol("cooperative", early_handover=True), RoundRobin(),
+         Bounds(instances=4, initial=2, subtopologies=2, partitions=2, standbys=1, events=2)),
+        ("broken cooperative hand-over + ha", "single-owner", protocol("cooperative", early_handover=True), builtin("ha").make(),
+         Bounds()),
+        ("naive learner shuffling", "converges", protocol("learner"), NaiveLearner(learners_to="any"),
+         Bounds(instances=3, initial=2, subtopologies=1, partitions=2, standbys=1, events=2)),
+    ]
+    for title, prop, proto, assignor, bounds in cases:
+        bfs_s, status, steps, states = _bfs_first(proto, assignor, bounds, prop)
+        model = GroupModel(protocol=proto, bounds=bounds, assignor=assignor)
+        run, sim_s = _random_runs(model, prop, runs, seed)
+        found = f"found in run {run[0]} (at step {run[1]}) after {sim_s:.2f}s" if run else f"nothing in {runs} runs ({sim_s:.2f}s)"
+        ratio = f"{sim_s / bfs_s:.1f}x" if run else f">{sim_s / bfs_s:.1f}x (not found)"
+        print(f"   {title} ({prop}): BFS {status} in {bfs_s:.2f}s ({states} states, counterexample {steps} steps); "
+              f"random simulation {found}; simulation/BFS time {ratio}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=429)
+    args = parser.parse_args(argv)
+    throughput()
+    symmetry()
+    first_counterexample(args.runs, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
