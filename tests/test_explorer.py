@@ -140,3 +140,14 @@ def test_builtin_equivariance_declarations_hold_up_to_sampling(name):
 def test_sampled_equivariance_refutes_an_id_tie_breaker():
     assert check_equivariance(small_model(), samples=100).equivariant is False
     assert check_equivariance(small_model(assignor=BalancedChoices()), samples=30).equivariant is True
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["rebalproof.model.explorer", "rebalproof.model.group_fingerprint", "rebalproof.model.group_symmetry", "rebalproof.model.toy_assignors"],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(module)).failed == 0
