@@ -708,9 +708,11 @@ def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
             else:
                 status, message = Status.INCONCLUSIVE, why
         if not p.promised(ctx):
-            message = f"not promised (only {p.promised_by}); observed: {status.value}" + (
-                f": {message}" if status is Status.VIOLATED and p.expectation != "sometimes" else ""
-            )
+            if p.expectation == "sometimes":
+                observed = {Status.HOLDS: "happens", Status.VIOLATED: "never happens"}.get(status, status.value)
+            else:
+                observed = status.value + (f": {message}" if status is Status.VIOLATED else "")
+            message = f"not promised (only {p.promised_by}); observed: {observed}"
             status = Status.NOT_PROMISED
         results.append(PropertyResult(property=p, verdict=Verdict(property=p.name, status=status, message=message, measure=measure), discovery=discovery))
     return results
