@@ -67,7 +67,7 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
                    "learner:partial_rebalance=true,scale_down_timeout=true)  [default: cooperative]")
 @click.option("--assignor", "spec", default=None, metavar="SPEC",
               help="built-in (ha, sticky, eager, learner:version=1), learner-naive[:learners_to=any|new], "
-                   "round-robin, py:module:function or exec:COMMAND  [default: ha]")
+                   "round-robin, balanced-choices (nondeterministic, equivariant), py:module:function or exec:COMMAND  [default: ha]")
 @click.option("--rules", type=click.Choice(_RULES), default=None,
               help="the rule set the assignor is judged by (default: a built-in's own; none for an external one)")
 @click.option("--scenario", type=click.Path(path_type=Path), default=None, metavar="FILE.toml",
