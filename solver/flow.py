@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-__all__ = ["Cut", "fits_under", "fills_over", "FlowSolution", "bounded_min_cost", "infeasibility_cut", "quick_cut"]
+__all__ = ["Cut", "fits_under", "fills_over", "FlowSolution", "bounded_min_cost", "infeasibility_cut", "quick_cut", "deficient_set", "potential_bound", "unusable_arcs"]
 
 
 def _n(k: int, noun: str = "task") -> str:
@@ -311,3 +311,113 @@ def infeasibility_cut(arcs, supplies: dict) -> str:
     if demand <= entering:
         raise AssertionError("cut does not certify infeasibility")
     return f"a set of {len(inside)} nodes of the slot network needs {demand} more units than the {entering} its entering arcs can carry"
+
+
+def deficient_set(arcs, supplies: dict) -> frozenset | None:
+    """A node set no flow within the bounds can feed (Hoffman), or None when a flow exists.
+
+    The set ``Y`` is checked here by arithmetic on the input: what must leave it (lower bounds
+    of leaving arcs) minus its own supply exceeds what its entering arcs can carry (their upper
+    bounds). Every flow within *any* bounds keeps ``sum(hi into Y) - sum(lo out of Y) >=
+    -supply(Y)``, so the set gives a linear cut on the bounds themselves
+    (:mod:`rebalproof.solver.benders`).
+    """
+    arcs = list(arcs)
+    need: dict = {}
+    graph = nx.DiGraph()
+    for u, v, lo, hi, _ in arcs:
+        if hi is not None and hi < lo:
+            return frozenset({u, v}) if _short(arcs, supplies, {u, v}) else None
+        need[u] = need.get(u, 0) + lo
+        need[v] = need.get(v, 0) - lo
+        if hi is None:
+            graph.add_edge(u, v)
+        else:
+            graph.add_edge(u, v, capacity=hi - lo)
+    for node, units in supplies.items():
+        need[node] = need.get(node, 0) - units
+    want = 0
+    for node, d in need.items():
+        if d > 0:
+            graph.add_edge(node, "*sink*", capacity=d)
+            want += d
+        elif d < 0:
+            graph.add_edge("*source*", node, capacity=-d)
+    graph.add_node("*source*")
+    graph.add_node("*sink*")
+    value, (side, _) = nx.minimum_cut(graph, "*source*", "*sink*")
+    if value >= want:
+        return None
+    inside = frozenset(n for n in need if n not in side)
+    if not _short(arcs, supplies, inside):
+        raise AssertionError("cut does not certify infeasibility")
+    return inside
+
+
+def _short(arcs, supplies: dict, inside) -> bool:
+    """Whether ``inside`` needs more than its entering arcs can carry (the Hoffman condition fails)."""
+    room = -sum(units for node, units in supplies.items() if node in inside)  # what it must absorb
+    for u, v, lo, hi, _ in arcs:
+        if u not in inside and v in inside:
+            if hi is None:
+                return False
+            room -= hi
+        elif u in inside and v not in inside:
+            room += lo
+    return room > 0
+
+
+def potential_bound(arcs, supplies: dict, potentials: dict):
+    """The least cost of any flow within the bounds, bounded below through ``potentials`` (LP duality).
+
+    For every flow ``f``: ``cost(f) = sum r_a f_a - sum pi_v supply_v`` with reduced costs
+    ``r_a = c_a + pi_u - pi_v``, so ``cost(f) >= sum (r_a lo_a if r_a >= 0 else r_a hi_a) -
+    sum pi_v supply_v`` whatever the bounds are, as long as no unbounded arc has ``r_a < 0``.
+    Returns ``(constant, terms)``: ``terms`` lists ``(arc index, r_a, "lo" or "hi")`` for the
+    arcs with ``r_a != 0``; the bound is ``constant + sum r_a * bound``.
+    """
+    constant = -sum(potentials.get(n, 0) * units for n, units in supplies.items())
+    terms = []
+    for i, (u, v, _lo, hi, cost) in enumerate(arcs):
+        r = cost + potentials.get(u, 0) - potentials.get(v, 0)
+        if r > 0:
+            terms.append((i, r, "lo"))
+        elif r < 0:
+            if hi is None:
+                raise AssertionError("an unbounded arc has a negative reduced cost: no bound")
+            terms.append((i, r, "hi"))
+    return constant, terms
+
+
+def unusable_arcs(arcs, flow: dict) -> set:
+    """Arcs (as ``(u, v)``) that carry nothing in *every* flow within the bounds, given one flow ``flow``.
+
+    An arc at its lower bound 0 whose head cannot reach its tail in the residual graph of
+    ``flow`` carries 0 in every flow within the bounds. Certificate (checked here): a rank per
+    node, non-decreasing along every residual arc (the topological order of the residual
+    graph's strongly connected components), and strictly increasing along the arc. The nodes
+    ranked at least its head then form a set every flow must leave through full arcs and enter
+    through arcs at their lower bounds -- as ``flow`` does -- so the arc stays at 0.
+    """
+    graph = nx.DiGraph()
+    residual = []
+    for u, v, lo, hi, _ in arcs:
+        f = flow[(u, v)]
+        graph.add_node(u)
+        graph.add_node(v)
+        if hi is None or f < hi:
+            residual.append((u, v))
+        if f > lo:
+            residual.append((v, u))
+    graph.add_edges_from(residual)
+    condensed = nx.condensation(graph)
+    order = {c: i for i, c in enumerate(nx.topological_sort(condensed))}
+    rank = {n: order[c] for n, c in condensed.graph["mapping"].items()}
+    for a, b in residual:  # the certificate, checked arc by arc
+        if rank[a] > rank[b]:
+            raise AssertionError("ranks do not follow the residual arcs")
+    out = set()
+    for u, v, lo, hi, _ in arcs:
+        if lo == 0 and flow[(u, v)] == 0 and rank[u] < rank[v]:
+            out.add((u, v))
+    return out

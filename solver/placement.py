@@ -47,8 +47,9 @@ from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
+from rebalproof.solver.benders import search_boxes
 from rebalproof.solver.encode import balance_bound
-from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut, quick_cut
+from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut, quick_cut, unusable_arcs
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
@@ -151,8 +152,9 @@ class _Class:
 
 
 class _Problem:
-    def __init__(self, view: RebalanceInput, facts: Facts):
+    def __init__(self, view: RebalanceInput, facts: Facts, *, hosts: dict | None = None):
         self.view, self.facts = view, facts
+        hosts_of = hosts
         self.staying = facts.staying
         self.caps = {m: view.member(m).capacity for m in self.staying}
         staying = set(self.staying)
@@ -169,7 +171,7 @@ class _Problem:
         self.classes: dict[tuple, _Class] = {}
         self.mixed = False
         for t in view.task_ids:
-            hosts = facts.active_hosts[t]
+            hosts = facts.active_hosts[t] if hosts_of is None else hosts_of[t]
             inside = [m for m in hosts if m in staying]
             if inside and len(inside) != len(hosts):
                 self.mixed = True
@@ -406,32 +408,54 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if not prob.mixed:
         inst = analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
         bounds["imbalance"] = (inst.least, "flow-cut" if inst.least else "arithmetic", inst.proof or "imbalance is at least 0")
-        subs = {s: analyse_group(prob.balance_classes(s), prob.caps, name=f"spread of subtopology {s}") for s in prob.subs}
-        lb = sum(g.least for g in subs.values())
-        proofs = [g.proof for g in subs.values() if g.proof]
-        bounds["spread"] = (lb, "flow-cut" if lb else "arithmetic", "; ".join(proofs) or "spread is at least 0")
-        single = len(inst.boxes) == 1 and inst.exact and all(len(g.boxes) == 1 and g.exact for g in subs.values())
+        one_box = len(inst.boxes) == 1 and inst.exact
+
+        def analyse_subs(prob):
+            subs = {s: analyse_group(prob.balance_classes(s), prob.caps, name=f"spread of subtopology {s}") for s in prob.subs}
+            lb = sum(g.least for g in subs.values())
+            proofs = [g.proof for g in subs.values() if g.proof]
+            pruning = f" (with the {dropped} task-member pairs no layout within the instance box can use left out)" if dropped else ""
+            return subs, lb, (lb, "flow-cut" if lb else "arithmetic", ("; ".join(proofs) or "spread is at least 0") + (pruning if lb else ""))
+
+        dropped = 0
+        subs, lb, bounds["spread"] = analyse_subs(prob)
+        single = one_box and all(len(g.boxes) == 1 and g.exact for g in subs.values())
         if single:
-            sub_boxes = {s: g.boxes[0] for s, g in subs.items()}
-            stage3 = _flow_stage3(prob, inst.boxes[0], sub_boxes)
-            if stage3 is None and len(set(prob.caps.values())) == 1:
-                stage3, extra, union_note = _widen(prob, inst, subs, sub_boxes)
-                if stage3 is not None:
-                    cut = infeasibility_cut(*_stage3_network(prob, inst.boxes[0], sub_boxes))
-                    bounds["spread"] = (lb + extra, "flow-cut", f"spread <= {lb} forces every subtopology to its least (each proven: {bounds['spread'][2]}), i.e. to one box each, and no layout meets those boxes with imbalance {inst.least} ({cut}); every widening by less than {extra} is certified infeasible the same way")
-                    notes.append(union_note)
+            stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+            if stage3 is None and not deadline.passed:
+                pruned = _prune(prob, inst)
+                if pruned is not None:
+                    prob, dropped = pruned
+                    notes.append(f"{dropped} task-member pairs no layout within the instance box can use (residual-graph ranks of one flow, checked arc by arc) are left out")
+                    subs, lb, bounds["spread"] = analyse_subs(prob)
+                    single = all(len(g.boxes) == 1 and g.exact for g in subs.values())
+                    if single:
+                        stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+            if stage3 is None and deadline.passed:
+                return _timed_out(view, facts, prob, inst, bounds, None, finish)
+            if single and stage3 is None and len(set(prob.caps.values())) == 1:
+                searched = _search_boxes(prob, inst, subs, deadline)
+                notes.append(
+                    f"the spread bound {lb} is not reachable together with imbalance {inst.least}: Benders over per-subtopology boxes "
+                    f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} Z3 master checks)"
+                )
+                if not searched.done:
+                    return _timed_out(view, facts, prob, inst, bounds, searched, finish)
+                stage3, engine = searched.best, "flow+benders"
+                bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
             if stage3 is None:
-                notes.append(f"the spread bound {lb} is not reachable together with imbalance {inst.least} and widening it is too many flows: Z3 takes over from spread")
-        else:
+                notes.append(f"the spread bound {lb} is not reachable together with imbalance {inst.least}: Z3 takes over from spread")
+        if not single:
             notes.append("a balance group has several boxes (unequal capacities): Z3 takes over from spread")
     else:
         notes.append("some tasks may go to staying or to leaving members: Z3 count model for every objective")
 
     if stage3 is not None:
         host, moves, cold, solution = stage3
-        union = " (the least over every widened box set that admits a flow)" if notes and "widened" in notes[-1] else ""
-        bounds["moves"] = (moves, "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
-        bounds["restore"] = (prob.const_restore + cold, "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
+        benders = engine == "flow+benders"
+        union = " (the least over every box set of optimal spread, by Benders: the Z3 master over feasibility and potential cuts is unsat below it)" if benders else ""
+        bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
+        bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     else:
         engine = "flow+z3" if not prob.mixed else "z3-count"
         if "imbalance" in bounds and len(inst.boxes) == 1 and inst.exact:
@@ -507,6 +531,80 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if status != OPTIMAL:
         raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
     return finish(status, answer, out, engine=engine)
+
+
+def _prune(prob: _Problem, inst: GroupBalance):
+    """The problem without the (class, member) arcs no flow within the instance box can use; None if none."""
+    relaxed = _flow_stage3(prob, inst.boxes[0], {})
+    if relaxed is None:
+        return None
+    arcs, _ = _stage3_network(prob, inst.boxes[0], {})
+    dead = unusable_arcs(arcs, relaxed[3].flow)
+    hosts, dropped = {}, 0
+    for key, cls in prob.classes.items():
+        node = ("class", key)
+        keep = tuple(m for m in cls.hosts if (node, ("slot", cls.sub, m)) not in dead or (m in cls.owners and (node, ("stay", key, m)) not in dead))
+        dropped += (len(cls.hosts) - len(keep)) * len(cls.tasks)
+        for t in cls.tasks:
+            hosts[t] = keep
+    if not dropped:
+        return None
+    return _Problem(prob.view, prob.facts, hosts=hosts), dropped
+
+
+def _search_boxes(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Deadline):
+    """Spread then moves/restore over per-subtopology boxes (:mod:`rebalproof.solver.benders`), equal capacities."""
+    members = sorted_ids(prob.caps)
+    reach: dict = defaultdict(set)
+    totals: dict = defaultdict(int)
+    for cls in prob.classes.values():
+        if cls.hosts and all(m in prob.caps for m in cls.hosts):
+            reach[cls.sub].update(cls.hosts)
+            totals[cls.sub] += len(cls.tasks)
+    floors = {}
+    for s, g in subs.items():
+        box = g.boxes[0]
+        floors[s] = (max(hi for _, hi in box.values()), g.least)
+    unreachable = {s for s in prob.subs if len(reach[s]) < len(members)}
+
+    def spread_boxes(box):
+        return {s: {m: box[s] for m in members} for s in box}
+
+    relaxed = _flow_stage3(prob, inst.boxes[0], {})
+    return search_boxes(
+        subs=prob.subs, floors=floors, members=members, totals=dict(totals), unreachable=unreachable,
+        network=lambda box: _stage3_network(prob, inst.boxes[0], spread_boxes(box)),
+        stage3=lambda box: _flow_stage3(prob, inst.boxes[0], spread_boxes(box)),
+        spread_floor=sum(g.least for g in subs.values()), cost_floor=relaxed[3].cost if relaxed is not None else 0, deadline=deadline,
+    )
+
+
+def _spread_bound(lb: int, searched, floor_proof: str):
+    if searched.spread == lb:
+        return (lb, "flow-cut" if lb else "arithmetic", floor_proof)
+    return (searched.spread, "benders", f"every subtopology is at least its own least ({floor_proof or 'each at least 0'}); with the instance box those floors meet "
+            f"in no layout, and the Z3 master over per-subtopology boxes with {searched.feasibility_cuts} feasibility cuts (each a node set no flow can feed, "
+            f"checked by summing its arcs' bounds) is unsat for spread <= {searched.spread - 1}")
+
+
+def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, searched, finish):
+    """INCONCLUSIVE with what was proven so far, and the best layout found (else the relaxation's: spread left free)."""
+    w = prob.weight
+    bounds["restore"] = (prob.const_restore, "arithmetic", f"{prob.const_restore} cold copies every layout has")
+    found = None
+    if searched is not None:
+        if searched.spread_lower > bounds["spread"][0]:
+            bounds["spread"] = (searched.spread_lower, "benders", f"the Z3 master over per-subtopology boxes is unsat for spread <= {searched.spread_lower - 1}")
+        if searched.cost_lower:
+            bounds["moves"] = (searched.cost_lower // w, "benders" if searched.best else "flow-duals", f"least cost {w}*moves + cold actives proven >= {searched.cost_lower}")
+        found = searched.best
+    relaxed = _flow_stage3(prob, inst.boxes[0], {})
+    if relaxed is not None and "moves" not in bounds:
+        bounds["moves"] = (relaxed[3].cost // w, "flow-duals", f"min-cost flow with spread left free (a relaxation), proven least by node potentials, moves {relaxed[3].cost // w}")
+    found = found or relaxed
+    answer = place_standbys(view, facts, found[0])
+    minimising = "spread" if searched is None or searched.spread is None else "moves"
+    return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {minimising}", "flow+benders" if searched is not None else "flow")
 
 
 def _distributions(subs, d):

@@ -1,0 +1,264 @@
+"""Spread, then moves and restore, over per-subtopology boxes: Z3 picks boxes, flows judge them (Benders).
+
+With equal capacities and the instance box settled (:mod:`rebalproof.solver.placement`), a
+layout is a flow through (subtopology, member) slots, and its spread is
+``sum_s (hi_s - lo_s)`` for its own *box* ``lo_s <= n_sm <= hi_s`` (the least and most copies
+of subtopology ``s`` on a staying member). Subtopologies are coupled only through the member
+totals, so the problem splits in two (Benders decomposition):
+
+- a *master* over two integers per subtopology, ``lo_s`` and ``hi_s``, solved by Z3 (a fresh
+  solver per check, SOLVER-NOTES), holding only valid inequalities: the per-subtopology floors
+  proven by flow (``hi_s >= top_s``, ``hi_s - lo_s >= least_s``), ``lo_s = 0`` when some staying
+  member cannot take the subtopology at all, ``lo_s <= top_s - least_s`` (a subtopology's layouts
+  of width ``least_s + e`` lie at levels ``top_s .. top_s + e``), and the cuts below;
+- a *flow* per candidate box set. When no flow fits, a node set ``Y`` that no flow within the
+  bounds can feed (:func:`rebalproof.solver.flow.deficient_set`) gives a *feasibility cut*,
+  linear in the box: every flow within any bounds keeps ``sum(hi into Y) - sum(lo out of Y) >=
+  -supply(Y)``; the slot arcs contribute ``+hi_s`` (entering ``Y``) and ``-lo_s`` (leaving).
+  When a flow fits, its node potentials give an *optimality cut*: the least cost of moves and
+  cold actives of any box is at least ``constant + sum r_a * bound_a``
+  (:func:`rebalproof.solver.flow.potential_bound`), tight at the box just solved.
+
+Every layout's own box satisfies every cut, so what the master proves unsatisfiable (Z3
+``unsat``) no layout reaches: spread ``<= L - 1`` with the feasibility cuts, then cost ``<=
+c - 1`` with both kinds, the spread fixed at its optimum. Each cut is checked by arithmetic
+when it is made (the set really is short of room at the box it cuts; the potential bound is
+really tight at its flow). A timeout leaves the bounds proven so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from rebalproof.solver.flow import deficient_set, potential_bound
+from rebalproof.solver.staged import Deadline, check_named
+
+__all__ = ["BoxSearch", "search_boxes"]
+
+
+@dataclass
+class BoxSearch:
+    """What :func:`search_boxes` proved.
+
+    ``spread`` (None at a timeout before a box admitted a flow) and ``spread_lower``;
+    ``best`` the least-cost stage-3 flow found (host, moves, cold, solution) in a box of
+    spread ``spread``, and ``cost_lower`` the proven least cost ``W*moves + cold`` at that
+    spread; ``done`` when both are proven; counts of cuts and flows for the notes.
+    """
+
+    spread: int | None
+    spread_lower: int
+    best: tuple | None = None
+    cost_lower: int = 0
+    done: bool = False
+    feasibility_cuts: int = 0
+    optimality_cuts: int = 0
+    flows: int = 0
+    master_checks: int = 0
+    notes: list = field(default_factory=list)
+
+
+class _Master:
+    """Pure builders of the master's constraints: box variables, base inequalities, cuts."""
+
+    def __init__(self, subs, floors, members, totals, unreachable):
+        self.subs = list(subs)
+        self.hi = {s: z3.Int(f"hi[{s}]") for s in self.subs}
+        self.lo = {s: z3.Int(f"lo[{s}]") for s in self.subs}
+        self.cost = z3.Int("cost")
+        self.base = []
+        n = len(members)
+        for s in self.subs:
+            top, least = floors[s]
+            hi, lo, total = self.hi[s], self.lo[s], totals[s]
+            self.base += [
+                (f"box[{s}]", z3.And(lo >= 0, hi <= total, hi >= top, hi - lo >= least, lo <= top - least, lo <= total // n, hi * n >= total)),
+            ]
+            if s in unreachable:
+                self.base.append((f"unreachable[{s}]", lo == 0))
+        self.cuts = []
+
+    def width(self):
+        return z3.Sum([self.hi[s] - self.lo[s] for s in self.subs])
+
+    def term(self, bound: str, sub: str):
+        return self.hi[sub] if bound == "hi" else self.lo[sub]
+
+    def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
+        """``[cost >=] constant + sum coef * var + sum min(hi_s, Q)`` (feasibility cuts: ``0 <= ...``)."""
+        parts = [z3.IntVal(constant)] + [c * self.term(b, s) for (b, s), c in coefficients.items()]
+        parts += [self.hi[s] if q is None else z3.If(self.hi[s] < q, self.hi[s], z3.IntVal(q)) for s, q in saturating]
+        expr = z3.Sum(parts)
+        self.cuts.append((name, (self.cost >= expr) if lhs_is_cost else (expr >= 0)))
+
+    def box(self, model) -> dict:
+        return {s: (model.eval(self.lo[s], model_completion=True).as_long(), model.eval(self.hi[s], model_completion=True).as_long()) for s in self.subs}
+
+
+def _slot(arc, members):
+    """The subtopology when ``arc`` is a slot arc of a staying member (its bounds are the box), else None."""
+    u, v = arc[0], arc[1]
+    if isinstance(u, tuple) and u[0] == "slot" and isinstance(v, tuple) and v[0] == "member" and v[1] in members:
+        return u[1]
+    return None
+
+
+def _feasibility_cut(arcs, supplies, inside, members):
+    """The cut of node set ``Y``: ``supply(Y) + sum(room into Y) - sum(lo out of Y) >= 0``.
+
+    Returns ``(coefficients, saturating, constant)``: ``coefficients`` on ``lo_s`` (slot arcs
+    leaving ``Y``), ``saturating`` a list of ``(s, Q)`` each adding ``min(hi_s, Q)`` (a slot arc
+    entering ``Y``: it carries at most ``hi_s``, and at most the ``Q`` units the slot's feeders
+    outside ``Y`` can send -- a class sends at most its tasks), and the constant.
+    """
+    can_send: dict = {}
+    for u, _v, _lo, _hi, _ in arcs:
+        can_send.setdefault(u, max(0, supplies.get(u, 0)))
+    for _u, v, _lo, hi, _ in arcs:
+        if v in can_send and can_send[v] is not None:
+            can_send[v] = None if hi is None else can_send[v] + hi
+    feeders: dict = {}
+    for u, v, _lo, _hi, _ in arcs:
+        feeders.setdefault(v, []).append(u)
+    coefficients: dict = {}
+    saturating = []
+    constant = sum(units for node, units in supplies.items() if node in inside)
+    folded = set()
+    for arc in arcs:
+        u, v, lo, hi, _ = arc
+        sub = _slot(arc, members)
+        if sub is not None and u not in inside and v in inside:
+            outside = [w for w in feeders.get(u, []) if w not in inside]
+            sends = [can_send.get(w) for w in outside]
+            q = None if any(x is None for x in sends) else sum(sends)
+            saturating.append((sub, q))
+            folded.update((w, u) for w in feeders.get(u, []) if w in inside)
+    for arc in arcs:
+        u, v, lo, hi, _ = arc
+        sub = _slot(arc, members)
+        if sub is not None and u not in inside and v in inside:
+            continue
+        if u not in inside and v in inside:
+            constant += hi
+        elif u in inside and v not in inside:
+            if sub is not None:
+                coefficients[("lo", sub)] = coefficients.get(("lo", sub), 0) - 1
+            elif (u, v) not in folded:
+                constant -= lo
+    return coefficients, saturating, constant
+
+
+def _evaluate(coefficients, constant, box, saturating=()) -> int:
+    value = constant + sum(c * (box[s][1] if b == "hi" else box[s][0]) for (b, s), c in coefficients.items())
+    return value + sum(box[s][1] if q is None else min(box[s][1], q) for s, q in saturating)
+
+
+def _optimality_cut(arcs, supplies, potentials, members):
+    constant, terms = potential_bound(arcs, supplies, potentials)
+    coefficients: dict = {}
+    for i, r, which in terms:
+        arc = arcs[i]
+        sub = _slot(arc, members)
+        if sub is not None:
+            coefficients[(which, sub)] = coefficients.get((which, sub), 0) + r
+        else:
+            bound = arc[2] if which == "lo" else arc[3]
+            constant += r * bound
+    return coefficients, constant
+
+
+def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline) -> BoxSearch:
+    """Least spread, then least ``W*moves + cold`` at it, over per-subtopology boxes (see the module doc).
+
+    Parameters
+    ----------
+    subs, floors, members, totals, unreachable
+        Subtopologies; per subtopology ``(top_s, least_s)`` proven by flow; staying members;
+        tasks per subtopology; subtopologies some staying member cannot hold.
+    network : callable
+        ``network(box) -> (arcs, supplies)`` for ``box = {sub: (lo, hi)}``.
+    stage3 : callable
+        ``stage3(box) -> (host, moves, cold, FlowSolution)`` or None (no flow fits).
+    spread_floor, cost_floor
+        Proven lower bounds to start from (the per-subtopology floors; a relaxation's cost).
+    """
+    master = _Master(subs, floors, members, totals, unreachable)
+    staying = frozenset(members)
+    out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
+
+    def cut_feasibility(box, arcs, supplies, inside):
+        coefficients, saturating, constant = _feasibility_cut(arcs, supplies, inside, staying)
+        if _evaluate(coefficients, constant, box, saturating) >= 0:
+            raise AssertionError("the feasibility cut does not cut off the box it came from")
+        out.feasibility_cuts += 1
+        master.add_cut(f"cut:feasible#{out.feasibility_cuts}", coefficients, constant, saturating=saturating)
+
+    def judge(box):
+        """The stage-3 flow of ``box``, or None after adding a feasibility cut."""
+        arcs, supplies = network(box)
+        out.flows += 1
+        found = stage3(box)
+        if found is not None:
+            return found
+        inside = deficient_set(arcs, supplies)
+        if inside is None:
+            raise AssertionError("no min-cost flow, yet no deficient set")
+        cut_feasibility(box, arcs, supplies, inside)
+        return None
+
+    def ask(extra):
+        out.master_checks += 1
+        return check_named(master.base + master.cuts + extra, deadline=deadline)
+
+    # spread: the least L whose master admits a box some flow fits
+    box = {s: (max(0, floors[s][0] - floors[s][1]), floors[s][0]) for s in master.subs}
+    found = judge(box)
+    while found is None:
+        if deadline.passed:
+            return out
+        result, model, _ = ask([("try:spread", master.width() <= out.spread_lower)])
+        if result == z3.unsat:
+            out.spread_lower += 1
+            continue
+        if result != z3.sat:
+            return out
+        box = master.box(model)
+        found = judge(box)
+    out.spread = sum(hi - lo for lo, hi in box.values())
+    if out.spread != out.spread_lower:
+        raise AssertionError("a box wider than the proven spread")
+    out.best = found
+
+    # moves and restore: least flow cost over the boxes of that spread
+    domain = [("opt:spread", master.width() <= out.spread)]
+
+    def cut_optimality(box, found):
+        arcs, supplies = network(box)
+        coefficients, constant = _optimality_cut(arcs, supplies, found[3].potentials, staying)
+        if _evaluate(coefficients, constant, box) != found[3].cost:
+            raise AssertionError("the potential bound is not tight at its own flow")
+        out.optimality_cuts += 1
+        master.add_cut(f"cut:cost#{out.optimality_cuts}", coefficients, constant, lhs_is_cost=True)
+
+    cut_optimality(box, found)
+    while out.cost_lower < out.best[3].cost:
+        if deadline.passed:
+            return out
+        mid = (out.cost_lower + out.best[3].cost - 1) // 2
+        result, model, _ = ask(domain + [("try:cost", master.cost <= mid)])
+        if result == z3.unsat:
+            out.cost_lower = mid + 1
+            continue
+        if result != z3.sat:
+            return out
+        box = master.box(model)
+        found = judge(box)
+        if found is None:
+            continue
+        if found[3].cost < out.best[3].cost:
+            out.best = found
+        cut_optimality(box, found)
+    out.done = True
+    return out
