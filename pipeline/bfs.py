@@ -30,14 +30,15 @@ from typing import Callable
 import numpy as np
 
 from rebalproof.errors import InputError
-from rebalproof.pipeline.checkpoint import CheckpointStore, Snapshot
+from rebalproof.pipeline.checkpoint import CheckpointStore, collect_columns, column_chunks
+from rebalproof.pipeline.frontier import fibonacci_buckets, member, split_frontier, worker_visited
 from rebalproof.pipeline.hadoopfs import qualify
 from rebalproof.pipeline.space import Exploration, StateSpace, as_int64, replay_actions
 
-__all__ = ["explore_distributed", "Checkpointing", "LevelReport", "fibonacci_buckets"]
+__all__ = ["explore_distributed", "Checkpointing", "LevelReport"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIN_BUCKET = 64  # fewer states than this per task and the task costs more than it does
+_LINKS_SCHEMA = "depth INT, ord LONG, fp LONG, parent LONG, action INT"
+
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,34 +71,6 @@ class LevelReport:
     checkpointed: bool
 
 
-def fibonacci_buckets(fingerprints: np.ndarray, buckets: int) -> np.ndarray:
-    """Bucket of each int64 fingerprint: high bits of ``fp * 0x9E3779B97F4A7C15 mod 2**64``.
-
-    Examples
-    --------
-    >>> fibonacci_buckets(np.array([0, 1, 2, 3], dtype=np.int64), 2).tolist()
-    [0, 1, 0, 1]
-    """
-    mixed = fingerprints.astype(np.int64).view(np.uint64) * _GOLDEN
-    return ((mixed >> np.uint64(32)) % np.uint64(buckets)).astype(np.int64)
-
-
-# Worker-side copy of the visited set, per Python worker process (workers are reused):
-# {exploration token: (deltas applied, sorted fingerprints)}. Only the newest exploration is kept.
-_WORKER_VISITED: dict[str, tuple[int, np.ndarray]] = {}
-
-
-def _worker_visited(token: str, deltas) -> np.ndarray:
-    """The visited set as of this level, kept up to date from the per-level delta broadcasts."""
-    applied, visited = _WORKER_VISITED.get(token, (0, np.empty(0, dtype=np.int64)))
-    if applied < len(deltas):
-        fresh = [bc.value for bc in deltas[applied:]]
-        visited = np.sort(np.concatenate([visited, *fresh]))
-        _WORKER_VISITED.clear()
-        _WORKER_VISITED[token] = (len(deltas), visited)
-    return visited
-
-
 def _expand_buckets(space_bc, token: str, deltas, parts):
     """Spark task: check and expand each (indices, states) bucket; compact arrays out.
 
@@ -105,7 +78,7 @@ def _expand_buckets(space_bc, token: str, deltas, parts):
     dropped here, so only candidates for the next level travel back to the driver.
     """
     space = space_bc.value
-    visited = _worker_visited(token, deltas)
+    visited = worker_visited(token, deltas)
     for indices, states in parts:
         violations = []
         fps, parents, actions, successors = [], [], [], []
@@ -126,7 +99,7 @@ def _expand_buckets(space_bc, token: str, deltas, parts):
                 actions.append(action_index)
                 successors.append(successor)
         fps = np.array(fps, dtype=np.int64)
-        fresh = np.flatnonzero(~_member(visited, fps))
+        fresh = np.flatnonzero(~member(visited, fps))
         yield (
             violations,
             fps[fresh],
@@ -149,13 +122,6 @@ def _probe_buckets(space_bc, parts):
                 violations.append((index, tuple(names)))
             beyond.update(as_int64(space.fingerprint(s)) for _, s in space.expand(state))
         yield violations, np.array(sorted(beyond), dtype=np.int64)
-
-
-def _member(sorted_set: np.ndarray, values: np.ndarray) -> np.ndarray:
-    if len(sorted_set) == 0:
-        return np.zeros(len(values), dtype=bool)
-    pos = np.searchsorted(sorted_set, values)
-    return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == values
 
 
 class _Run:
@@ -200,35 +166,48 @@ class _Run:
         self.frontier = states
         self._publish(fps)
 
-    def restore(self, snapshot: Snapshot) -> None:
-        self.links = list(snapshot.links)
-        self.visited = np.sort(np.concatenate([link[0] for link in self.links]))
-        self.frontier = list(snapshot.frontier)
-        self.transitions = snapshot.transitions
-        self.violations = dict(snapshot.violations)
+    def save(self, store: CheckpointStore) -> None:
+        """Checkpoint: parent links of the levels not yet saved, the frontier, the counters."""
+        chunks = []
+        for depth in range(store.saved_upto + 1, self.level + 1):
+            fps, parents, actions = self.links[depth]
+            columns = {"ord": np.arange(len(fps), dtype=np.int64), "fp": fps, "parent": parents, "action": actions}
+            chunks += column_chunks(columns, {"depth": depth})
+        meta = {
+            "space": repr(self.space),
+            "max_depth": self.max_depth,
+            "transitions": self.transitions,
+            "violations": {name: list(where) for name, where in sorted(self.violations.items())},
+        }
+        store.save(self.level, tables={"links": (_LINKS_SCHEMA, chunks)}, frontier=(self.links[-1][0], self.frontier), meta=meta)
+
+    def restore(self, store: CheckpointStore) -> None:
+        """Continue from the newest checkpoint in ``store``."""
+        loaded = store.load()
+        meta = loaded.meta
+        if meta["space"] != repr(self.space) or meta["max_depth"] != self.max_depth:
+            raise InputError(
+                f"checkpoint {store.uri} was written for another model or bound "
+                f"({meta['space']}, max depth {meta['max_depth']}); give the same ones, or start without --resume"
+            )
+        cols = collect_columns(
+            loaded.table("links", _LINKS_SCHEMA),
+            {"depth": np.int64, "ord": np.int64, "fp": np.int64, "parent": np.int64, "action": np.int32},
+            order_by=("depth", "ord"),
+        )
+        bounds = np.searchsorted(cols["depth"], np.arange(loaded.level + 2))
+        self.links = [(cols["fp"][a:b], cols["parent"][a:b], cols["action"][a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        fps, states = loaded.frontier()
+        if len(self.links) != loaded.level + 1 or not np.array_equal(fps, self.links[-1][0]):
+            raise InputError(f"checkpoint {store.uri} is incomplete (its frontier does not match its links); start afresh without --resume")
+        self.visited = np.sort(cols["fp"])
+        self.frontier = states
+        self.transitions = meta["transitions"]
+        self.violations = {k: tuple(v) for k, v in meta["violations"].items()}
         self._publish(self.visited)
 
-    def snapshot(self) -> Snapshot:
-        return Snapshot(
-            space_id=repr(self.space),
-            max_depth=self.max_depth,
-            level=self.level,
-            transitions=self.transitions,
-            violations=dict(self.violations),
-            links=self.links,
-            frontier=self.frontier,
-        )
-
     def _buckets(self) -> list[tuple[np.ndarray, list]]:
-        fps = self.links[-1][0]
-        count = max(1, min(self.partitions, len(fps) // _MIN_BUCKET))
-        where = fibonacci_buckets(fps, count)
-        out = []
-        for bucket in range(count):
-            indices = np.flatnonzero(where == bucket)
-            if len(indices):
-                out.append((indices, [self.frontier[i] for i in indices.tolist()]))
-        return out
+        return split_frontier(self.links[-1][0], self.frontier, self.partitions)
 
     def _record(self, violations) -> None:
         fps = self.links[-1][0]
@@ -248,7 +227,7 @@ class _Run:
             results = rdd.mapPartitions(partial(_probe_buckets, broadcast)).collect()
             self._record(sorted(v for result in results for v in result[0]))
             beyond = np.concatenate([result[1] for result in results])
-            if len(beyond) and not _member(self.visited, beyond).all():
+            if len(beyond) and not member(self.visited, beyond).all():
                 self.complete = False
             self.frontier = []
             return
@@ -264,7 +243,7 @@ class _Run:
         keep = np.ones(len(order), dtype=bool)
         keep[1:] = fps[order[1:]] != fps[order[:-1]]
         winners = order[keep]
-        winners = winners[~_member(self.visited, fps[winners])]
+        winners = winners[~member(self.visited, fps[winners])]
         winners = winners[np.lexsort((actions[winners], parents[winners]))]  # discovery order
         new_fps = fps[winners]
         parent_fps = self.links[-1][0][parents[winners]]
@@ -325,20 +304,14 @@ def explore_distributed(
     run = _Run(space, spark, partitions, max_depth)
     store = None
     if resume is not None:
-        store = CheckpointStore(spark, resume, on_stage=checkpoint.on_stage if checkpoint else None)
-        snapshot = store.load()
-        if snapshot.space_id != repr(space) or snapshot.max_depth != max_depth:
-            raise InputError(
-                f"checkpoint {store.uri} was written for another model or bound "
-                f"({snapshot.space_id}, max depth {snapshot.max_depth}); give the same ones, or start without --resume"
-            )
-        run.restore(snapshot)
-        if checkpoint is not None and qualify(checkpoint.directory) != qualify(resume):
-            store = None
+        source = CheckpointStore(spark, resume, on_stage=checkpoint.on_stage if checkpoint else None)
+        run.restore(source)
+        if checkpoint is not None and qualify(checkpoint.directory) == qualify(resume):
+            store = source
     if checkpoint is not None and store is None:
         store = CheckpointStore(spark, checkpoint.directory, on_stage=checkpoint.on_stage)
-        if resume is not None:  # a new directory: it needs every level, not just the new ones
-            store.save(run.snapshot())
+        if resume is not None:  # a new directory needs every level, not only the new ones
+            run.save(store)
     if resume is None:
         run.start()
     last_save, last_level = time.monotonic(), run.level
@@ -351,7 +324,7 @@ def explore_distributed(
                 due_levels = checkpoint.every_levels is not None and run.level - last_level >= checkpoint.every_levels
                 due_clock = checkpoint.every_seconds is not None and time.monotonic() - last_save >= checkpoint.every_seconds
                 if due_levels or due_clock:
-                    store.save(run.snapshot())
+                    run.save(store)
                     last_save, last_level, saved = time.monotonic(), run.level, True
             if on_level is not None and len(run.links[-1][0]):
                 on_level(

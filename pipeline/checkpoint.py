@@ -1,22 +1,24 @@
-"""Checkpoints of a breadth-first exploration: Parquet files that survive ``kill -9``.
+"""Checkpoints of a breadth-first exploration: Parquet tables that survive ``kill -9``.
 
-A checkpoint taken at level ``L`` (the frontier being the states at depth ``L``) holds everything
-needed to go on as if never stopped:
+A checkpoint is taken between two levels, at level ``L`` (the frontier being the states at depth
+``L``). It is made of:
 
-- ``links-AAAAAA-BBBBBB/`` — Parquet, one row per state of depths ``A..B``: ``depth``, ``ord``
-  (discovery order within the level), ``fp`` (fingerprint), ``parent`` (the parent's fingerprint)
-  and ``action`` (index of the action in ``expand(parent)``; -1 for initial states). The
-  fingerprints are the visited set; parent links give back shortest traces. The link files are
-  append-only: a checkpoint writes only the levels since the previous one.
-- ``frontier-BBBBBB/`` — Parquet: ``ord``, ``fp`` and the pickled state of each frontier state.
-- ``manifest-BBBBBB.json`` — counts so far, first violations, and which folders belong to it.
+- **append-only tables** (one folder ``<table>-AAAAAA-BBBBBB/`` per save, holding the rows added
+  since the previous save — levels ``A..B``), e.g. the visited fingerprints with their parent
+  links, or the state graph's edges; a save writes only what is new;
+- ``frontier-BBBBBB/`` — the frontier: ``ord`` (position in the level), ``fp``, and the state,
+  pickled;
+- optionally ``driver-BBBBBB.bin`` — a small pickled blob of the driver's own bookkeeping;
+- ``manifest-BBBBBB.json`` — counters and which folders make up the checkpoint.
 
-Atomicity: every folder and the manifest are written under a ``_tmp-`` name and renamed into
-place; the manifest is renamed last, so the newest manifest always names a whole checkpoint.
-Loading takes the newest manifest and deletes what it does not name (leftovers of a run killed
-mid-write). Only names of these shapes are ever deleted.
+Atomicity: every folder and file is written under a ``_tmp-`` name and renamed into place; the
+manifest is renamed last, so the newest manifest always names a whole checkpoint. Loading takes
+the newest manifest and deletes what it does not name (leftovers of a run killed mid-write).
+Only names of these shapes are ever deleted. Folders are Parquet written by Spark's executors;
+the driver only renames, lists and deletes, through Hadoop's FileSystem
+(:mod:`rebalproof.pipeline.hadoopfs`), so a checkpoint directory can be on HDFS.
 
-States are stored with :mod:`pickle`: load checkpoints only from directories you trust.
+States and the driver blob are stored with :mod:`pickle`: resume only from directories you trust.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import json
 import pickle
 import re
 import uuid
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Callable
 
@@ -34,38 +35,32 @@ import numpy as np
 from rebalproof.errors import InputError
 from rebalproof.pipeline.hadoopfs import HadoopDir
 
-__all__ = ["Snapshot", "CheckpointStore", "FORMAT"]
+__all__ = ["CheckpointStore", "Loaded", "FORMAT", "column_chunks", "collect_columns"]
 
-FORMAT = "rebalproof-bfs-checkpoint/1"
-_OURS = re.compile(r"^(_tmp-.*|manifest-\d{6}\.json|frontier-\d{6}|links-\d{6}-\d{6})$")
+FORMAT = "rebalproof-bfs-checkpoint/2"
+_OURS = re.compile(r"^(_tmp-.*|manifest-\d{6}\.json|frontier-\d{6}|driver-\d{6}\.bin|[a-z]+-\d{6}-\d{6})$")
 _MANIFEST = re.compile(r"^manifest-(\d{6})\.json$")
-_LINKS_SCHEMA = "depth INT, ord LONG, fp LONG, parent LONG, action INT"
 _FRONTIER_SCHEMA = "ord LONG, fp LONG, state BINARY"
+_CHUNK = 50_000
 _ROWS_PER_FILE = 500_000
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
-class Snapshot:
-    """An exploration stopped between two levels; ``level`` is the depth of ``frontier``.
-
-    ``links[d]`` is ``(fps, parents, actions)`` for depth ``d`` in discovery order
-    (numpy int64, int64, int32); ``frontier`` lists the states of depth ``level`` in the order
-    of ``links[level]``; ``violations`` maps an invariant to the (depth, fingerprint) of its
-    first violating state.
-    """
-
-    space_id: str
-    max_depth: int | None
-    level: int
-    transitions: int
-    violations: dict
-    links: list
-    frontier: list
+def column_chunks(columns: dict[str, np.ndarray], constants: dict[str, int] | None = None) -> list[tuple]:
+    """Split equal-length numpy columns into picklable chunks for :meth:`CheckpointStore.save`."""
+    constants = constants or {}
+    n = len(next(iter(columns.values()))) if columns else 0
+    return [
+        (tuple(constants.values()), tuple(col[a : a + _CHUNK] for col in columns.values()))
+        for a in range(0, max(n, 1), _CHUNK)
+    ]
 
 
-def _link_rows(chunk):
-    depth, ords, fps, parents, actions = chunk
-    return zip(repeat(int(depth)), ords.tolist(), fps.tolist(), parents.tolist(), actions.tolist())
+def _rows(chunk):
+    constants, columns = chunk
+    lists = [col.tolist() for col in columns]
+    if not lists or not lists[0]:
+        return iter(())
+    return zip(*[repeat(c) for c in constants], *lists)
 
 
 def _frontier_rows(chunk):
@@ -74,25 +69,56 @@ def _frontier_rows(chunk):
     return zip(ords.tolist(), fps.tolist(), pickled)
 
 
-def _link_arrays(rows):
+def _column_arrays(names, dtypes, rows):
     rows = list(rows)
-    yield (
-        np.fromiter((r[0] for r in rows), dtype=np.int32, count=len(rows)),
-        np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)),
-        np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows)),
-        np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows)),
-        np.fromiter((r[4] for r in rows), dtype=np.int32, count=len(rows)),
-    )
+    yield tuple(np.fromiter((r[i] for r in rows), dtype=dtypes[i], count=len(rows)) for i in range(len(names)))
 
 
-def _chunks(n: int, size: int):
-    return [(start, min(n, start + size)) for start in range(0, n, size)] or [(0, 0)]
+def collect_columns(frame, dtypes: dict[str, type], *, order_by: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The columns of a DataFrame as numpy arrays in the driver, sorted by ``order_by``."""
+    names = tuple(dtypes)
+    types = tuple(dtypes.values())
+    blocks = frame.select(*names).rdd.mapPartitions(lambda rows: _column_arrays(names, types, rows)).collect()
+    blocks = [b for b in blocks if len(b[0])]
+    if not blocks:
+        return {name: np.empty(0, dtype=t) for name, t in dtypes.items()}
+    columns = {name: np.concatenate([b[i] for b in blocks]) for i, name in enumerate(names)}
+    order = np.lexsort(tuple(columns[k] for k in reversed(order_by)))
+    return {name: col[order] for name, col in columns.items()}
+
+
+class Loaded:
+    """The newest checkpoint of a directory, as read back: counters, tables, frontier, blob."""
+
+    def __init__(self, store: "CheckpointStore", manifest: dict):
+        self._store = store
+        self.manifest = manifest
+        self.level: int = manifest["level"]
+        self.meta: dict = manifest["meta"]
+
+    def table(self, name: str, schema: str):
+        """The DataFrame of every row of append-only table ``name`` (all its folders)."""
+        folders = self.manifest["tables"].get(name, [])
+        spark = self._store._spark
+        if not folders:
+            return spark.createDataFrame([], schema)
+        return spark.read.schema(schema).parquet(*[self._store._dir.child(f) for f in folders])
+
+    def frontier(self) -> tuple[np.ndarray, list]:
+        """Fingerprints and states of the frontier, in order."""
+        frame = self._store._spark.read.schema(_FRONTIER_SCHEMA).parquet(self._store._dir.child(self.manifest["frontier"]))
+        rows = sorted(frame.collect(), key=lambda row: row[0])
+        return np.array([row[1] for row in rows], dtype=np.int64), [pickle.loads(row[2]) for row in rows]
+
+    def blob(self):
+        name = self.manifest.get("blob")
+        return None if name is None else pickle.loads(self._store._dir.read_bytes(name))
 
 
 class CheckpointStore:
-    """Saves and loads :class:`Snapshot` values in one directory (local path or Hadoop URI).
+    """Saves and loads checkpoints in one directory (local path or Hadoop URI).
 
-    ``on_stage(name, level)`` is called after each step of a save (``links``, ``frontier``,
+    ``on_stage(name, level)`` is called after each step of a save (``tables``, ``frontier``,
     ``manifest``): tests use it to stop or kill the process at a chosen point.
     """
 
@@ -100,65 +126,81 @@ class CheckpointStore:
         self._spark = spark
         self._dir = HadoopDir(spark, directory)
         self._on_stage = on_stage
-        self._link_dirs: list[str] = []
-        self._saved_upto = -1  # deepest level whose links are on disk
+        self._tables: dict[str, list[str]] = {}
+        self._saved_upto = -1  # deepest level whose append-only rows are on disk
 
     @property
     def uri(self) -> str:
         return self._dir.uri
 
-    # -- writing -------------------------------------------------------------------------
-    def _write(self, rows_rdd, schema: str, final: str) -> None:
+    @property
+    def saved_upto(self) -> int:
+        """The deepest level whose rows are on disk: the next save starts after it."""
+        return self._saved_upto
+
+    def _write(self, chunks: list, schema: str, final: str, rows=_rows) -> None:
+        context = self._spark.sparkContext
+        count = sum(len(c[1][0]) if c[1] else 0 for c in chunks) if rows is _rows else sum(len(c[0]) for c in chunks)
+        rdd = context.parallelize(chunks, max(1, min(len(chunks), count // _ROWS_PER_FILE + 1))).flatMap(rows)
         tmp = f"_tmp-{final}-{uuid.uuid4().hex[:8]}"
-        frame = self._spark.createDataFrame(rows_rdd, schema, verifySchema=False)
-        frame.write.parquet(self._dir.child(tmp))
+        self._spark.createDataFrame(rdd, schema, verifySchema=False).write.parquet(self._dir.child(tmp))
+        if self._dir.exists(final):
+            self._dir.delete(final)
         self._dir.rename(tmp, final)
 
-    def save(self, snapshot: Snapshot) -> None:
-        """Write ``snapshot`` (only the levels not yet on disk, then the frontier, then the manifest)."""
-        context = self._spark.sparkContext
+    def save(
+        self,
+        level: int,
+        *,
+        tables: dict[str, tuple[str, list]],
+        frontier: tuple[np.ndarray, list],
+        meta: dict,
+        blob=None,
+    ) -> None:
+        """Write the rows new since the last save (``tables``: name -> (schema, chunks)), the
+        frontier (fingerprints, states), the driver's ``blob`` and the manifest with ``meta``."""
         self._dir.make()
         first = self._saved_upto + 1
-        if first <= snapshot.level:
-            chunks = []
-            for depth in range(first, snapshot.level + 1):
-                fps, parents, actions = snapshot.links[depth]
-                for a, b in _chunks(len(fps), 50_000):
-                    chunks.append((depth, np.arange(a, b, dtype=np.int64), fps[a:b], parents[a:b], actions[a:b]))
-            rows = sum(len(c[2]) for c in chunks)
-            slices = max(1, rows // _ROWS_PER_FILE + 1)
-            name = f"links-{first:06d}-{snapshot.level:06d}"
-            self._write(context.parallelize(chunks, slices).flatMap(_link_rows), _LINKS_SCHEMA, name)
-            self._link_dirs.append(name)
-            self._saved_upto = snapshot.level
-        self._stage("links", snapshot.level)
+        for name, (schema, chunks) in sorted(tables.items()):
+            folder = f"{name}-{first:06d}-{level:06d}"
+            self._write(chunks, schema, folder)
+            if folder not in self._tables.setdefault(name, []):
+                self._tables[name].append(folder)
+        self._saved_upto = level
+        self._stage("tables", level)
 
-        fps = snapshot.links[snapshot.level][0]
-        chunks = [(np.arange(a, b, dtype=np.int64), fps[a:b], snapshot.frontier[a:b]) for a, b in _chunks(len(fps), 20_000)]
-        frontier = f"frontier-{snapshot.level:06d}"
-        if self._dir.exists(frontier):  # saved twice at one level (resumed from it): replace
-            self._dir.delete(frontier)
-        self._write(context.parallelize(chunks, max(1, len(fps) // _ROWS_PER_FILE + 1)).flatMap(_frontier_rows), _FRONTIER_SCHEMA, frontier)
-        self._stage("frontier", snapshot.level)
+        fps, states = frontier
+        chunks = [
+            (np.arange(a, min(a + _CHUNK, len(fps)), dtype=np.int64), fps[a : a + _CHUNK], states[a : a + _CHUNK])
+            for a in range(0, max(len(fps), 1), _CHUNK)
+        ]
+        frontier_dir = f"frontier-{level:06d}"
+        self._write(chunks, _FRONTIER_SCHEMA, frontier_dir, rows=_frontier_rows)
+        blob_name = None
+        if blob is not None:
+            blob_name = f"driver-{level:06d}.bin"
+            tmp = f"_tmp-{blob_name}-{uuid.uuid4().hex[:8]}"
+            self._dir.write_bytes(tmp, pickle.dumps(blob, protocol=pickle.HIGHEST_PROTOCOL))
+            if self._dir.exists(blob_name):
+                self._dir.delete(blob_name)
+            self._dir.rename(tmp, blob_name)
+        self._stage("frontier", level)
 
         manifest = {
             "format": FORMAT,
-            "space": snapshot.space_id,
-            "max_depth": snapshot.max_depth,
-            "level": snapshot.level,
-            "levels": [len(link[0]) for link in snapshot.links],
-            "transitions": snapshot.transitions,
-            "violations": {name: list(where) for name, where in sorted(snapshot.violations.items())},
-            "links": list(self._link_dirs),
-            "frontier": frontier,
+            "level": level,
+            "meta": meta,
+            "tables": {name: list(folders) for name, folders in sorted(self._tables.items())},
+            "frontier": frontier_dir,
+            "blob": blob_name,
         }
-        name = f"manifest-{snapshot.level:06d}.json"
+        name = f"manifest-{level:06d}.json"
         tmp = f"_tmp-{name}-{uuid.uuid4().hex[:8]}"
         self._dir.write_bytes(tmp, (json.dumps(manifest, indent=1) + "\n").encode())
         if self._dir.exists(name):
             self._dir.delete(name)
         self._dir.rename(tmp, name)
-        self._stage("manifest", snapshot.level)
+        self._stage("manifest", level)
         self._clean(manifest, name)
 
     def _stage(self, name: str, level: int) -> None:
@@ -166,17 +208,18 @@ class CheckpointStore:
             self._on_stage(name, level)
 
     def _clean(self, manifest: dict, manifest_name: str) -> None:
-        keep = set(manifest["links"]) | {manifest["frontier"], manifest_name}
+        keep = {manifest_name, manifest["frontier"]} | {f for folders in manifest["tables"].values() for f in folders}
+        if manifest.get("blob"):
+            keep.add(manifest["blob"])
         for entry in self._dir.names():
             if _OURS.match(entry) and entry not in keep:
                 self._dir.delete(entry)
 
-    # -- reading -------------------------------------------------------------------------
-    def latest_manifest(self) -> tuple[str, dict] | None:
-        """The newest whole checkpoint's manifest (name, content), or None when there is none."""
+    def load(self) -> Loaded:
+        """The newest whole checkpoint; :class:`InputError` when the directory holds none."""
         found = sorted(name for name in self._dir.names() if _MANIFEST.match(name))
         if not found:
-            return None
+            raise InputError(f"no checkpoint in {self.uri}: give the --checkpoint-dir of an earlier run, or start without --resume")
         name = found[-1]
         try:
             manifest = json.loads(self._dir.read_bytes(name).decode())
@@ -184,37 +227,7 @@ class CheckpointStore:
             raise InputError(f"checkpoint manifest {self._dir.child(name)} is not valid JSON ({exc}); start afresh without --resume") from None
         if manifest.get("format") != FORMAT:
             raise InputError(f"{self._dir.child(name)} is not a rebalproof checkpoint of format {FORMAT}; start afresh without --resume")
-        return name, manifest
-
-    def load(self) -> Snapshot:
-        """The newest checkpoint; :class:`InputError` when the directory holds none."""
-        found = self.latest_manifest()
-        if found is None:
-            raise InputError(f"no checkpoint in {self.uri}: give the --checkpoint-dir of an earlier run, or start without --resume")
-        name, manifest = found
         self._clean(manifest, name)
-        reader = self._spark.read
-        parts = reader.schema(_LINKS_SCHEMA).parquet(*[self._dir.child(d) for d in manifest["links"]])
-        blocks = [b for b in parts.rdd.mapPartitions(_link_arrays).collect() if len(b[0])]
-        depth, ords, fps, parents, actions = (np.concatenate(col) for col in zip(*blocks))
-        order = np.lexsort((ords, depth))
-        depth, fps, parents, actions = depth[order], fps[order], parents[order], actions[order]
-        bounds = np.searchsorted(depth, np.arange(manifest["level"] + 2))
-        links = [(fps[a:b], parents[a:b], actions[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-        if [len(link[0]) for link in links] != manifest["levels"]:
-            raise InputError(f"checkpoint {self._dir.child(name)} is incomplete (level sizes differ from its manifest); start afresh without --resume")
-        rows = reader.schema(_FRONTIER_SCHEMA).parquet(self._dir.child(manifest["frontier"])).collect()
-        rows.sort(key=lambda row: row[0])
-        if [row[1] for row in rows] != links[-1][0].tolist():
-            raise InputError(f"checkpoint frontier {manifest['frontier']} does not match its links; start afresh without --resume")
-        self._link_dirs = list(manifest["links"])
+        self._tables = {k: list(v) for k, v in manifest["tables"].items()}
         self._saved_upto = manifest["level"]
-        return Snapshot(
-            space_id=manifest["space"],
-            max_depth=manifest["max_depth"],
-            level=manifest["level"],
-            transitions=manifest["transitions"],
-            violations={k: tuple(v) for k, v in manifest["violations"].items()},
-            links=links,
-            frontier=[pickle.loads(row[2]) for row in rows],
-        )
+        return Loaded(self, manifest)

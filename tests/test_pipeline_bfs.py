@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from rebalproof.errors import InputError
-from rebalproof.pipeline.bfs import Checkpointing, explore_distributed, fibonacci_buckets
+from rebalproof.pipeline.bfs import Checkpointing, explore_distributed
+from rebalproof.pipeline.frontier import fibonacci_buckets
 from rebalproof.pipeline.checkpoint import CheckpointStore
 from rebalproof.pipeline.session import spark_session
 from rebalproof.pipeline.space import explore_reference

@@ -1,0 +1,713 @@
+"""The Spark engine for the group model: the local explorer's very result, level by level.
+
+:func:`explore_spark` takes what :func:`rebalproof.model.explorer.explore` takes and returns the
+same :class:`~rebalproof.model.explorer.Exploration` — the same state numbering (BFS order),
+parent links, depths, edges (grouped by source, in expansion order), action ids, fingerprints,
+completeness and bound — and leaves a :class:`~rebalproof.properties.run.RunMonitor` in the
+state the local run leaves it (per-state flags, layouts, unprocessed tasks; per-edge weights and
+moves; first discoveries; assignor errors). :func:`rebalproof.properties.run.evaluate` therefore
+gives identical verdicts and traces, liveness included. The tests compare every array.
+
+How (SPARK-NOTES.md's fastest design): the driver keeps the visited set as sorted numpy int64
+fingerprints with their state indices, and the graph as compact arrays; each level's frontier is
+split by a Fibonacci hash of the fingerprints into buckets, and one Spark task per bucket expands
+its states, runs a worker-local RunMonitor on the edges it walks and on the states it finds new,
+drops successors already visited (a per-worker copy of the visited set, kept current by one
+broadcast per level) and sends back compact arrays. The driver keeps, per new fingerprint, the
+first discoverer in the local explorer's order (parent position, then action position), numbers
+the new states and the edges as the FIFO queue would, and merges the monitors' records.
+
+The local explorer's stops are reproduced exactly, mid-level included: ``max_states`` (checked
+before each expansion, with the states found so far), ``monitor.stop()`` (a promised ``always``
+property discovered, with ``stop_early``), the depth bound. Only ``max_seconds`` is checked
+between levels (a time limit is not reproducible anyway).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from array import array
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+
+from rebalproof.errors import AssignorError, InputError
+from rebalproof.pipeline.bfs import Checkpointing
+from rebalproof.pipeline.checkpoint import CheckpointStore, collect_columns, column_chunks
+from rebalproof.pipeline.frontier import member, split_frontier, worker_cached, worker_visited
+from rebalproof.pipeline.hadoopfs import qualify
+from rebalproof.pipeline.space import as_int64
+
+__all__ = ["explore_spark", "Checkpointing"]
+
+_NOT_STABLE = 0xFFFFFFFF
+
+
+class _Job:
+    """What every task needs, shipped once per exploration (cloudpickled, then broadcast)."""
+
+    def __init__(self, model, fingerprinter, ctx, properties):
+        self.model = model
+        self.fingerprinter = fingerprinter
+        self.ctx = ctx
+        self.properties = properties
+
+    def new_monitor(self):
+        if self.ctx is None:
+            return None
+        from rebalproof.properties.run import RunMonitor
+
+        return RunMonitor(self.ctx, self.model, properties=self.properties)
+
+
+def _load_job(job_bc, token: str) -> _Job:
+    from pyspark import cloudpickle
+
+    return worker_cached(token, lambda: cloudpickle.loads(job_bc.value))
+
+
+def _new_names(monitor, before: int) -> list[str]:
+    return list(monitor.discoveries)[before:]
+
+
+def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states: list) -> dict:
+    """Expand one bucket of a level; everything the driver needs, in compact arrays."""
+    started = time.process_time()
+    model, fingerprint = job.model, job.fingerprinter
+    monitor = job.new_monitor()
+    chooser = getattr(model, "_chooser", None)
+    calls = getattr(chooser, "calls", 0)
+    degrees = np.full(len(positions), -1, dtype=np.int64)
+    errors = []
+    edge_fp, edge_act = [], []
+    actions: dict = {}
+    seen: set[int] = set()
+    cand_fp, cand_pos, cand_k, cand_states = [], [], [], []
+    edge_disc = {}
+    e = 0
+    for slot, (pos, state) in enumerate(zip(positions.tolist(), states)):
+        try:
+            successors = model.expand(state)
+        except AssignorError as error:
+            errors.append((pos, *_error_fields(error)))
+            continue
+        degrees[slot] = len(successors)
+        for k, (action, nxt) in enumerate(successors):
+            aid = actions.setdefault(action, len(actions))
+            h = as_int64(fingerprint(nxt))
+            edge_fp.append(h)
+            edge_act.append(aid)
+            if h not in seen:
+                seen.add(h)
+                cand_fp.append(h)
+                cand_pos.append(pos)
+                cand_k.append(k)
+                cand_states.append(nxt)
+            if monitor is not None:
+                before = len(monitor.discoveries)
+                monitor.on_edge(e, pos, state, action, nxt, -1)
+                for name in _new_names(monitor, before):
+                    edge_disc[name] = (e, monitor.discoveries[name])
+            e += 1
+    cand_fp = np.array(cand_fp, dtype=np.int64)
+    keep = np.flatnonzero(~member(visited, cand_fp))
+    kept_states = [cand_states[i] for i in keep.tolist()]
+    out = {
+        "positions": positions,
+        "degrees": degrees,
+        "errors": errors,
+        "edge_fp": np.array(edge_fp, dtype=np.int64),
+        "edge_act": np.array(edge_act, dtype=np.int64),
+        "actions": list(actions),
+        "cand_fp": cand_fp[keep],
+        "cand_pos": np.array(cand_pos, dtype=np.int64)[keep],
+        "cand_k": np.array(cand_k, dtype=np.int64)[keep],
+        "cand_states": kept_states,
+    }
+    if monitor is not None:
+        state_disc = {}
+        for local, state in enumerate(kept_states):
+            before = len(monitor.discoveries)
+            monitor.on_state(local, state)
+            for name in _new_names(monitor, before):
+                state_disc[name] = (local, monitor.discoveries[name])
+        table = [None] * len(monitor._layouts)
+        for lay, lid in monitor._layouts.items():
+            table[lid] = lay
+        out.update(
+            flags=bytes(monitor.flags),
+            layout_id=np.array(monitor.layout_id, dtype=np.int64),
+            layouts=table,
+            unprocessed=np.array(monitor.unprocessed, dtype=np.uint64),
+            state_disc=state_disc,
+            edge_weight=bytes(monitor.edge_weight),
+            edge_moved=dict(monitor.edge_moved),
+            edge_disc=edge_disc,
+        )
+    out["calls"] = getattr(chooser, "calls", 0) - calls
+    out["cpu"] = time.process_time() - started
+    return out
+
+
+def _expand_task(job_bc, token: str, deltas, parts):
+    job = _load_job(job_bc, token)
+    visited = worker_visited(token, deltas)
+    for positions, states in parts:
+        yield _expand_bucket(job, visited, positions, states)
+
+
+def _typed(typecode: str, values: np.ndarray) -> array:
+    out = array(typecode)
+    kind = {"q": "i", "l": "i", "H": "u", "I": "u", "Q": "u"}[typecode]
+    out.frombytes(np.ascontiguousarray(values).astype(np.dtype(f"{kind}{out.itemsize}")).tobytes())
+    return out
+
+
+class _Graph:
+    """The driver's side: visited fingerprints, the graph arrays (by level), the monitor."""
+
+    def __init__(self, model, fingerprinter, monitor, run_monitor: bool):
+        self.model = model
+        self.fingerprinter = fingerprinter
+        self.monitor = monitor
+        self.run_monitor = run_monitor
+        self.fp_sorted = np.empty(0, dtype=np.int64)
+        self.idx_sorted = np.empty(0, dtype=np.int64)
+        self.fps: list[np.ndarray] = []  # per level, BFS order
+        self.parent: list[np.ndarray] = []
+        self.via: list[np.ndarray] = []
+        self.first_edge: list[np.ndarray] = []
+        self.edge_src: list[np.ndarray] = []
+        self.edge_dst: list[np.ndarray] = []
+        self.edge_act: list[np.ndarray] = []
+        self.actions: list = []
+        self.action_ids: dict = {}
+        self.states = 0
+        self.edges = 0
+        self.errors = 0
+        self.calls = 0
+        self.init: list = []
+        self.frontier: list = []
+        self.local_levels = 0
+        self.saved_edges = 0
+        self.spark_levels = 0
+        self.task_seconds = 0.0
+
+    def _index(self, fps: np.ndarray, indices: np.ndarray) -> None:
+        order = np.argsort(fps, kind="stable")
+        fps, indices = fps[order], indices[order]
+        at = np.searchsorted(self.fp_sorted, fps)
+        self.fp_sorted = np.insert(self.fp_sorted, at, fps)
+        self.idx_sorted = np.insert(self.idx_sorted, at, indices)
+
+    def lookup(self, fps: np.ndarray) -> np.ndarray:
+        return self.idx_sorted[np.searchsorted(self.fp_sorted, fps)]
+
+    def start(self) -> None:
+        fps, states = [], []
+        for state in self.model.init_states():
+            h = as_int64(self.fingerprinter(state))
+            if h in fps:
+                continue
+            self.monitor.on_state(len(fps), state)
+            fps.append(h)
+            states.append(state)
+        fps = np.array(fps, dtype=np.int64)
+        self.fps.append(fps)
+        self.parent.append(np.full(len(fps), -1, dtype=np.int64))
+        self.via.append(np.full(len(fps), -1, dtype=np.int64))
+        self.first_edge.append(np.full(len(fps), -1, dtype=np.int64))
+        self._index(fps, np.arange(len(fps), dtype=np.int64))
+        self.states = len(fps)
+        self.init = list(states)
+        self.frontier = list(states)
+
+
+def _stop_names(monitor) -> set[str]:
+    if not getattr(monitor, "stop_early", False):
+        return set()
+    return {p.name for p in monitor.properties if p.expectation == "always" and p.promised(monitor.ctx)}
+
+
+def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_names: set[str]) -> int | None:
+    """Merge one expanded level; returns the position where the local explorer stops, or None."""
+    n = len(graph.frontier)
+    g0 = graph.states - n
+    e0 = graph.edges
+    monitor = graph.monitor
+
+    # -- the new states, in discovery order -----------------------------------------------
+    cfp = np.concatenate([r["cand_fp"] for r in results])
+    cpos = np.concatenate([r["cand_pos"] for r in results])
+    ck = np.concatenate([r["cand_k"] for r in results])
+    ctask = np.concatenate([np.full(len(r["cand_fp"]), t, dtype=np.int64) for t, r in enumerate(results)])
+    clocal = np.concatenate([np.arange(len(r["cand_fp"]), dtype=np.int64) for r in results])
+    order = np.lexsort((ck, cpos, cfp))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = cfp[order[1:]] != cfp[order[:-1]]
+    winners = order[first]
+    winners = winners[np.lexsort((ck[winners], cpos[winners]))]
+    wpos = cpos[winners]
+
+    # -- where the local explorer would stop within this level ----------------------------
+    cut = n
+    if max_states is not None:
+        found_before = graph.states + np.searchsorted(wpos, np.arange(n), side="left")
+        over = np.flatnonzero(found_before >= max_states)
+        if len(over):
+            cut = min(cut, int(over[0]))
+    winner_rank = {}  # fingerprint -> rank among this level's new states
+    for rank, w in enumerate(winners.tolist()):
+        winner_rank[int(cfp[w])] = rank
+    pending = stop_names - set(monitor.discoveries)
+    if pending:
+        times = []
+        for t, r in enumerate(results):
+            for name, (local, _) in r.get("state_disc", {}).items():
+                if name in pending:
+                    times.append(int(wpos[winner_rank[int(r["cand_fp"][local])]]))
+            for name, (e, disc) in r.get("edge_disc", {}).items():
+                if name in pending:
+                    times.append(int(disc.state))
+            if "assignor-answers" in pending:
+                times.extend(pos for pos, *_ in r["errors"])
+        if times:
+            cut = min(cut, min(times) + 1)
+    kept = int(np.searchsorted(wpos, cut, side="left"))
+    winners = winners[:kept]
+
+    # -- edges: numbered by source position, then expansion order -------------------------
+    degree = np.full(n, -1, dtype=np.int64)
+    for r in results:
+        degree[r["positions"]] = r["degrees"]
+    expanded = (degree >= 0) & (np.arange(n) < cut)
+    counts = np.where(expanded, degree, 0)
+    firsts = e0 + np.cumsum(counts) - counts
+    level_edges = int(counts.sum())
+    graph.first_edge[-1] = np.where(expanded, firsts, -1)
+
+    new_fps = cfp[winners]
+    new_idx = graph.states + np.arange(kept, dtype=np.int64)
+    graph._index(new_fps, new_idx)
+
+    src = np.empty(level_edges, dtype=np.int64)
+    dst = np.empty(level_edges, dtype=np.int64)
+    act = np.empty(level_edges, dtype=np.int64)
+    weight = np.zeros(level_edges, dtype=np.uint8)
+    firsts_of_action = []  # (global edge, task, local action) of actions first seen here
+    task_edges = []
+    for t, r in enumerate(results):
+        deg = np.maximum(r["degrees"], 0)
+        pos_of_edge = np.repeat(r["positions"], deg)
+        starts = np.cumsum(deg) - deg
+        k_of_edge = np.arange(len(pos_of_edge), dtype=np.int64) - np.repeat(starts, deg)
+        keep_edge = pos_of_edge < cut
+        global_edge = firsts[pos_of_edge] + k_of_edge  # meaningful where keep_edge
+        task_edges.append((keep_edge, global_edge))
+        if not keep_edge.any():
+            continue
+        local_act = r["edge_act"]
+        acts_here, first_local = np.unique(local_act[keep_edge], return_index=True)
+        edges_here = global_edge[keep_edge]
+        for a, j in zip(acts_here.tolist(), first_local.tolist()):
+            action = r["actions"][a]
+            if action not in graph.action_ids:
+                firsts_of_action.append((int(edges_here[j]), t, a))
+    for _, t, a in sorted(firsts_of_action):
+        action = results[t]["actions"][a]
+        if action not in graph.action_ids:
+            graph.action_ids[action] = len(graph.actions)
+            graph.actions.append(action)
+    for t, r in enumerate(results):
+        keep_edge, global_edge = task_edges[t]
+        if not keep_edge.any():
+            continue
+        slots = global_edge[keep_edge] - e0
+        to_global = np.array([graph.action_ids.get(a, -1) for a in r["actions"]], dtype=np.int64)
+        pos_of_edge = np.repeat(r["positions"], np.maximum(r["degrees"], 0))
+        src[slots] = g0 + pos_of_edge[keep_edge]
+        dst[slots] = graph.lookup(r["edge_fp"][keep_edge])
+        act[slots] = to_global[r["edge_act"][keep_edge]]
+        if graph.run_monitor:
+            weight[slots] = np.frombuffer(r["edge_weight"], dtype=np.uint8)[keep_edge]
+
+    # -- the new states' parent links -----------------------------------------------------
+    win_edge = firsts[wpos[:kept]] + ck[winners] - e0
+    graph.fps.append(new_fps)
+    graph.parent.append(g0 + wpos[:kept])
+    graph.via.append(act[win_edge] if kept else np.empty(0, dtype=np.int64))
+    graph.first_edge.append(np.full(kept, -1, dtype=np.int64))
+    graph.edge_src.append(src)
+    graph.edge_dst.append(dst)
+    graph.edge_act.append(act)
+
+    # -- the monitor: per-state and per-edge records, first discoveries, errors -----------
+    if graph.run_monitor:
+        for w in winners.tolist():
+            r = results[int(ctask[w])]
+            local = int(clocal[w])
+            monitor.flags.append(r["flags"][local])
+            lid = int(r["layout_id"][local])
+            if lid == _NOT_STABLE:
+                monitor.layout_id.append(_NOT_STABLE)
+            else:
+                monitor.layout_id.append(monitor._layouts.setdefault(r["layouts"][lid], len(monitor._layouts)))
+            monitor.unprocessed.append(int(r["unprocessed"][local]))
+        monitor.edge_weight.extend(weight.tobytes())
+        moved = {}
+        for t, r in enumerate(results):
+            keep_edge, global_edge = task_edges[t]
+            for e, mask in r["edge_moved"].items():
+                if keep_edge[e]:
+                    moved[int(global_edge[e])] = mask
+        for e in sorted(moved):
+            monitor.edge_moved[e] = moved[e]
+        best: dict[str, tuple[int, object]] = {}
+        for t, r in enumerate(results):
+            keep_edge, global_edge = task_edges[t]
+            for name, (local, disc) in r["state_disc"].items():
+                rank = winner_rank[int(r["cand_fp"][local])]
+                if rank < kept and name not in monitor.discoveries:
+                    where = graph.states + rank
+                    if name not in best or where < best[name][0]:
+                        best[name] = (where, replace(disc, state=where))
+            for name, (e, disc) in r["edge_disc"].items():
+                if keep_edge[e] and name not in monitor.discoveries:
+                    where = int(global_edge[e])
+                    if name not in best or where < best[name][0]:
+                        best[name] = (where, replace(disc, state=g0 + int(disc.state)))
+        for name in sorted(best):
+            monitor.discoveries[name] = best[name][1]
+    errors = sorted((e for r in results for e in r["errors"] if e[0] < cut), key=lambda e: e[0])
+    for pos, message, kind, assignor, input_json in errors:
+        error = AssignorError(message, kind=kind, assignor=assignor, input_json=input_json)
+        monitor.on_assignor_error(g0 + pos, None, error)
+    graph.errors += len(errors)
+    graph.calls += sum(r["calls"] for r in results)
+
+    states_of = [r["cand_states"] for r in results]
+    graph.frontier = [states_of[int(ctask[w])][int(clocal[w])] for w in winners.tolist()]
+    graph.states += kept
+    graph.edges += level_edges
+    return cut if cut < n else None
+
+
+_STATES_SCHEMA = "depth INT, idx LONG, fp LONG, parent LONG, via LONG, flags INT, layout LONG, unprocessed LONG"
+_EXPANDED_SCHEMA = "idx LONG, first_edge LONG"
+_EDGES_SCHEMA = "idx LONG, src LONG, dst LONG, act LONG, weight INT, moved LONG"
+
+
+def _error_fields(error) -> tuple:
+    return (str(error), error.kind, error.assignor, error.input_json)
+
+
+def _error_from(fields: tuple) -> AssignorError:
+    message, kind, assignor, input_json = fields
+    return AssignorError(message, kind=kind, assignor=assignor, input_json=input_json)
+
+
+def _identity(model, symmetry: bool, limits, monitor) -> str:
+    """What must match for a checkpoint to be resumed (reprs of values, no object addresses)."""
+    names = ",".join(p.name for p in getattr(monitor, "properties", ()))
+    return (
+        f"protocol={model.protocol!r} bounds={model.bounds!r} assignor={model.assignor_name} "
+        f"symmetry={symmetry} max_depth={limits.max_depth} max_states={limits.max_states} monitor={names}"
+    )
+
+
+def _save(graph: _Graph, store, depth: int, identity: str) -> None:
+    """Checkpoint at level ``depth``: rows new since the last save, the frontier, the driver's books."""
+    monitor = graph.monitor
+    sizes = [len(f) for f in graph.fps]
+    starts = np.cumsum([0] + sizes)
+    first_new = store.saved_upto + 1
+    states = []
+    for d in range(first_new, depth + 1):
+        a, b = int(starts[d]), int(starts[d + 1])
+        if graph.run_monitor:
+            flags = np.frombuffer(bytes(monitor.flags[a:b]), dtype=np.uint8).astype(np.int64)
+            layout = np.array(monitor.layout_id[a:b], dtype=np.int64)
+            unprocessed = np.array(monitor.unprocessed[a:b], dtype=np.uint64).view(np.int64)
+        else:
+            flags = layout = unprocessed = np.zeros(b - a, dtype=np.int64)
+        columns = {"idx": np.arange(a, b, dtype=np.int64), "fp": graph.fps[d], "parent": graph.parent[d], "via": graph.via[d],
+                   "flags": flags, "layout": layout, "unprocessed": unprocessed}
+        states += column_chunks(columns, {"depth": d})
+    expanded_levels = range(max(store.saved_upto, 0), depth)
+    expanded = []
+    for d in expanded_levels:
+        a = int(starts[d])
+        expanded += column_chunks({"idx": np.arange(a, a + sizes[d], dtype=np.int64), "first_edge": graph.first_edge[d]})
+    edge_src = np.concatenate(graph.edge_src) if graph.edge_src else np.empty(0, dtype=np.int64)
+    edge_start = graph.saved_edges if store.saved_upto >= 0 else 0  # a fresh directory gets every edge
+    sl = slice(edge_start, len(edge_src))
+    edge_idx = np.arange(edge_start, len(edge_src), dtype=np.int64)
+    if graph.run_monitor:
+        weight = np.frombuffer(bytes(monitor.edge_weight[edge_start:]), dtype=np.uint8).astype(np.int64)
+        moved = np.array([monitor.edge_moved.get(int(e), 0) for e in edge_idx], dtype=np.int64)
+    else:
+        weight = moved = np.zeros(len(edge_idx), dtype=np.int64)
+    edges = column_chunks({
+        "idx": edge_idx, "src": edge_src[sl], "dst": np.concatenate(graph.edge_dst)[sl],
+        "act": np.concatenate(graph.edge_act)[sl], "weight": weight, "moved": moved,
+    })
+    discoveries = {
+        name: replace(d, error=_error_fields(d.error)) if isinstance(d.error, AssignorError) else d
+        for name, d in getattr(monitor, "discoveries", {}).items()
+    }
+    layouts = [None] * len(getattr(monitor, "_layouts", {}))
+    for lay, lid in getattr(monitor, "_layouts", {}).items():
+        layouts[lid] = lay
+    blob = {
+        "actions": graph.actions,
+        "init": graph.init,
+        "discoveries": discoveries,
+        "errors": [(i, _error_fields(e)) for i, e in getattr(monitor, "errors", [])],
+        "layouts": layouts,
+        "counters": {"errors": graph.errors, "calls": graph.calls},
+    }
+    meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth}
+    tables = {"states": (_STATES_SCHEMA, states), "expanded": (_EXPANDED_SCHEMA, expanded), "edges": (_EDGES_SCHEMA, edges)}
+    store.save(depth, tables=tables, frontier=(graph.fps[-1], graph.frontier), meta=meta, blob=blob)
+    graph.saved_edges = len(edge_src)
+
+
+def _restore(graph: _Graph, store, identity: str) -> int:
+    """Load the newest checkpoint of ``store`` into ``graph``; the level to go on from."""
+    loaded = store.load()
+    if loaded.meta["identity"] != identity:
+        raise InputError(
+            f"checkpoint {store.uri} was written for another check ({loaded.meta['identity']}); "
+            "give the same protocol, assignor, bounds and limits, or start without --resume"
+        )
+    depth = loaded.level
+    rows = collect_columns(
+        loaded.table("states", _STATES_SCHEMA),
+        {"depth": np.int64, "idx": np.int64, "fp": np.int64, "parent": np.int64, "via": np.int64, "flags": np.int64, "layout": np.int64, "unprocessed": np.int64},
+        order_by=("idx",),
+    )
+    if len(rows["idx"]) != loaded.meta["states"] or not np.array_equal(rows["idx"], np.arange(len(rows["idx"]))):
+        raise InputError(f"checkpoint {store.uri} is incomplete (states are missing); start afresh without --resume")
+    bounds = np.searchsorted(rows["depth"], np.arange(depth + 2))
+    levels = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    first_edge = np.full(len(rows["idx"]), -1, dtype=np.int64)
+    expanded = collect_columns(loaded.table("expanded", _EXPANDED_SCHEMA), {"idx": np.int64, "first_edge": np.int64}, order_by=("idx",))
+    first_edge[expanded["idx"]] = expanded["first_edge"]
+    edges = collect_columns(
+        loaded.table("edges", _EDGES_SCHEMA),
+        {"idx": np.int64, "src": np.int64, "dst": np.int64, "act": np.int64, "weight": np.int64, "moved": np.int64},
+        order_by=("idx",),
+    )
+    if len(edges["idx"]) != loaded.meta["edges"]:
+        raise InputError(f"checkpoint {store.uri} is incomplete (edges are missing); start afresh without --resume")
+    fps, frontier = loaded.frontier()
+    blob = loaded.blob()
+    graph.fps = [rows["fp"][a:b] for a, b in levels]
+    graph.parent = [rows["parent"][a:b] for a, b in levels]
+    graph.via = [rows["via"][a:b] for a, b in levels]
+    graph.first_edge = [first_edge[a:b] for a, b in levels]
+    if not np.array_equal(fps, graph.fps[-1]):
+        raise InputError(f"checkpoint {store.uri} is incomplete (its frontier does not match its states); start afresh without --resume")
+    graph.edge_src, graph.edge_dst, graph.edge_act = [edges["src"]], [edges["dst"]], [edges["act"]]
+    graph.fp_sorted = np.empty(0, dtype=np.int64)
+    graph.idx_sorted = np.empty(0, dtype=np.int64)
+    graph._index(rows["fp"], rows["idx"])
+    graph.actions = list(blob["actions"])
+    graph.action_ids = {a: i for i, a in enumerate(graph.actions)}
+    graph.states, graph.edges = loaded.meta["states"], loaded.meta["edges"]
+    graph.saved_edges = graph.edges
+    graph.errors, graph.calls = blob["counters"]["errors"], blob["counters"]["calls"]
+    graph.init, graph.frontier = list(blob["init"]), frontier
+    if graph.run_monitor:
+        monitor = graph.monitor
+        monitor.flags = bytearray(rows["flags"].astype(np.uint8).tobytes())
+        monitor.layout_id = _typed("I", rows["layout"])
+        monitor.unprocessed = _typed("Q", rows["unprocessed"].view(np.uint64))
+        monitor.edge_weight = bytearray(edges["weight"].astype(np.uint8).tobytes())
+        monitor.edge_moved = {int(e): int(m) for e, m in zip(edges["idx"].tolist(), edges["moved"].tolist()) if m}
+        monitor._layouts = {lay: lid for lid, lay in enumerate(blob["layouts"])}
+        monitor.discoveries = {
+            name: replace(d, error=_error_from(d.error)) if isinstance(d.error, tuple) else d for name, d in blob["discoveries"].items()
+        }
+        monitor.errors = [(i, _error_from(fields)) for i, fields in blob["errors"]]
+    return depth
+
+
+def explore_spark(
+    model,
+    *,
+    symmetry: bool = False,
+    limits=None,
+    monitor=None,
+    progress=None,
+    spark=None,
+    master: str | None = None,
+    partitions: int | None = None,
+    local_below: int = 1000,
+    checkpoint_dir: str | None = None,
+    checkpoint=None,
+    resume: str | None = None,
+):
+    """Explore ``model`` on Spark; the same :class:`~rebalproof.model.explorer.Exploration` as ``explore``.
+
+    Takes :func:`~rebalproof.model.explorer.explore`'s arguments, plus ``spark`` (a session; by
+    default :func:`~rebalproof.pipeline.session.spark_session` with ``master``) and
+    ``partitions`` (tasks per level; default twice Spark's parallelism, fewer for small levels).
+    Levels of fewer than ``local_below`` states are expanded in the driver, by the same code:
+    a Spark job costs ~0.1-0.3 s whatever its size (0 sends every level to Spark).
+
+    Checkpoints: ``checkpoint_dir`` saves every 5 minutes (``checkpoint``, a
+    :class:`~rebalproof.pipeline.bfs.Checkpointing`, says when in levels or seconds);
+    ``resume`` continues from the newest checkpoint of a directory and ends with the result of
+    an uninterrupted run (saving on into ``checkpoint_dir``/``checkpoint`` if given). An
+    exception raised by ``progress`` (called after every level) stops the run, as a crash would.
+    ``monitor`` may be None, a plain :class:`~rebalproof.model.explorer.Monitor` or a
+    :class:`~rebalproof.properties.run.RunMonitor`, which is left as a local run leaves it.
+    The model must pickle (built-in and ``py:`` assignors do; ``exec:`` ones run locally).
+    """
+    from pyspark import cloudpickle
+
+    from rebalproof.model.explorer import Exploration, ExploreStats, Limits, Monitor, _peak_rss
+    from rebalproof.model.group_fingerprint import Fingerprinter
+    from rebalproof.pipeline.session import spark_session
+    from rebalproof.properties.run import RunMonitor
+
+    limits = limits or Limits()
+    monitor = monitor if monitor is not None else Monitor()
+    run_monitor = isinstance(monitor, RunMonitor)
+    if not run_monitor and type(monitor) is not Monitor:
+        raise InputError(
+            f"the Spark engine distributes the run properties' RunMonitor only, not {type(monitor).__name__}; use the local engine"
+        )
+    fingerprinter = Fingerprinter(model.task_ids, symmetry=symmetry)
+    job = _Job(model, fingerprinter, monitor.ctx if run_monitor else None, monitor.properties if run_monitor else ())
+    try:
+        payload = cloudpickle.dumps(job)
+    except Exception as exc:
+        raise InputError(
+            f"the model cannot be shipped to Spark's workers ({type(exc).__name__}: {exc}); "
+            "exec: assignors run with the local engine (--engine local)"
+        ) from None
+    spark = spark or spark_session(master=master)
+    context = spark.sparkContext
+    partitions = partitions or 2 * max(1, int(context.defaultParallelism))
+    if checkpoint is None and checkpoint_dir is not None:
+        checkpoint = Checkpointing(directory=checkpoint_dir)
+    started = time.perf_counter()
+    graph = _Graph(model, fingerprinter, monitor, run_monitor)
+    identity = _identity(model, symmetry, limits, monitor)
+    store = None
+    depth = 0
+    if resume is not None:
+        source = CheckpointStore(spark, resume, on_stage=checkpoint.on_stage if checkpoint else None)
+        depth = _restore(graph, source, identity)
+        if checkpoint is not None and qualify(checkpoint.directory) == qualify(resume):
+            store = source
+    else:
+        graph.start()
+    if checkpoint is not None and store is None:
+        store = CheckpointStore(spark, checkpoint.directory, on_stage=checkpoint.on_stage)
+        if resume is not None:  # a new directory needs every level, not only the new ones
+            _save(graph, store, depth, identity)
+    last_save, last_level = time.monotonic(), depth
+    stop_names = _stop_names(monitor)
+    token = uuid.uuid4().hex
+    job_bc = context.broadcast(payload)
+    deltas: list = []  # one broadcast of new fingerprints per batch of levels, for the workers' visited sets
+    unpublished = [graph.fp_sorted]
+    complete, bound, unexpanded, stopped = True, None, 0, None
+    try:
+        while graph.frontier:
+            n = len(graph.frontier)
+            if monitor.stop():
+                stopped = "stopped at the first violation"
+                unexpanded += n
+                break
+            if limits.max_seconds is not None and time.perf_counter() - started > limits.max_seconds:
+                stopped = f"time limit {limits.max_seconds:g}s"
+                unexpanded += n
+                break
+            if limits.max_depth is not None and depth >= limits.max_depth:
+                unexpanded += n
+                complete, bound = False, f"depth {limits.max_depth}"
+                break
+            if limits.max_states is not None and graph.states >= limits.max_states:
+                stopped = f"{limits.max_states} states"
+                unexpanded += n
+                break
+            if n < local_below:  # a small level: cheaper here than a Spark job's fixed cost
+                results = [_expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), graph.frontier)]
+                graph.local_levels += 1
+            else:
+                if unpublished:
+                    deltas.append(context.broadcast(np.sort(np.concatenate(unpublished))))
+                    unpublished = []
+                buckets = split_frontier(graph.fps[-1], graph.frontier, partitions)
+                rdd = context.parallelize(buckets, len(buckets))
+                results = rdd.mapPartitions(partial(_expand_task, job_bc, token, tuple(deltas))).collect()
+                graph.spark_levels += 1
+            graph.task_seconds += sum(r["cpu"] for r in results)
+            cut = _level(graph, results, limits.max_states, stop_names)
+            depth += 1
+            if cut is not None:
+                stopped = "stopped at the first violation" if monitor.stop() else f"{limits.max_states} states"
+                unexpanded += (n - cut) + len(graph.frontier)
+                break
+            unpublished.append(graph.fps[-1])
+            if store is not None and graph.frontier:
+                due_levels = checkpoint.every_levels is not None and depth - last_level >= checkpoint.every_levels
+                due_clock = checkpoint.every_seconds is not None and time.monotonic() - last_save >= checkpoint.every_seconds
+                if due_levels or due_clock:
+                    _save(graph, store, depth, identity)
+                    last_save, last_level = time.monotonic(), depth
+            if progress is not None:
+                progress(graph.states, depth, len(graph.frontier), time.perf_counter() - started)
+    finally:
+        for bc in [job_bc, *deltas]:
+            bc.destroy()
+    if stopped is not None:
+        complete, bound = False, stopped
+
+    exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry)
+    exp.init = graph.init
+    levels = len(graph.fps)
+    exp.parent = _typed("q", np.concatenate(graph.parent))
+    exp.via = _typed("l", np.concatenate(graph.via))
+    exp.depth = _typed("H", np.concatenate([np.full(len(f), d, dtype=np.int64) for d, f in zip(range(levels), graph.fps)]))
+    exp.first_edge = _typed("q", np.concatenate(graph.first_edge))
+    exp.fingerprints = _typed("Q", np.concatenate(graph.fps).view(np.uint64))
+    empty = np.empty(0, dtype=np.int64)
+    exp.edge_src = _typed("I", np.concatenate(graph.edge_src or [empty]))
+    exp.edge_dst = _typed("I", np.concatenate(graph.edge_dst or [empty]))
+    exp.edge_act = _typed("I", np.concatenate(graph.edge_act or [empty]))
+    exp.actions = graph.actions
+    exp.complete = complete
+    exp.bound = bound
+    exp.unexpanded = unexpanded
+    exp.errors = graph.errors
+    seconds = time.perf_counter() - started
+    if progress is not None:
+        progress(graph.states, max(exp.depth) if len(exp.depth) else 0, 0, seconds)
+    stored = graph.fp_sorted.nbytes + graph.idx_sorted.nbytes + sum(
+        a.itemsize * len(a) for a in (exp.parent, exp.via, exp.depth, exp.edge_src, exp.edge_dst, exp.edge_act, exp.first_edge, exp.fingerprints)
+    )
+    exp.stats = ExploreStats(
+        states=graph.states,
+        edges=len(exp.edge_src),
+        depth=max(exp.depth) if len(exp.depth) else 0,
+        seconds=seconds,
+        peak_rss_bytes=_peak_rss(),
+        stored_bytes=stored,
+        assignor_calls=graph.calls,
+    )
+    # not a field of Exploration: what the Spark run cost, for reports and the benchmark
+    exp.spark_stats = {
+        "master": context.master,
+        "partitions": partitions,
+        "spark_levels": graph.spark_levels,
+        "driver_levels": graph.local_levels,
+        "task_seconds": round(graph.task_seconds, 3),
+    }
+    return exp

@@ -1,0 +1,214 @@
+"""The Spark engine on the group model: the local explorer's very result, array for array.
+
+Each test runs :func:`rebalproof.model.explorer.explore` and
+:func:`rebalproof.pipeline.groupbfs.explore_spark` on the same model with a fresh
+:class:`RunMonitor` each, then compares the state graph (numbering, parents, actions, depths,
+edges, fingerprints, bound), the monitor's records and :func:`evaluate`'s verdicts and
+discoveries. The last level sizes are not pinned here: the group model's own tests pin them.
+"""
+
+import sys
+from dataclasses import replace
+
+import pytest
+from pyspark import cloudpickle
+
+from rebalproof.errors import AssignorError, InputError
+from rebalproof.model.assignors import builtin
+from rebalproof.model.explorer import Limits, explore
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_protocol import protocol
+from rebalproof.model.toy_assignors import NaiveLearner
+from rebalproof.pipeline.bfs import Checkpointing
+from rebalproof.pipeline.groupbfs import explore_spark
+from rebalproof.pipeline.session import spark_session
+from rebalproof.properties.run import RunContext, RunMonitor, evaluate
+
+# assignors defined here reach Spark's workers by value (this module is not importable there)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+GRAPH = ("parent", "via", "depth", "edge_src", "edge_dst", "edge_act", "first_edge", "fingerprints")
+OUTCOME = ("actions", "complete", "bound", "unexpanded", "errors", "init")
+RECORDS = ("flags", "layout_id", "unprocessed", "edge_weight", "edge_moved")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    return spark_session(master="local[2]")
+
+
+def check(proto, assignor, *, rules=None, name=None, **bounds):
+    """A model and its run context: ``assignor`` is a built-in name or a callable."""
+    if isinstance(assignor, str):
+        info = builtin(assignor)
+        name, rules, assignor = assignor, info.rules, info.make()
+    bounds = Bounds(**bounds)
+    proto = protocol(proto) if isinstance(proto, str) else proto
+    model = GroupModel(protocol=proto, bounds=bounds, assignor=assignor, assignor_name=name)
+    return model, RunContext(protocol=proto, rules=rules, bounds=bounds, assignor=name)
+
+
+def run_both(spark, model, ctx, *, stop_early=False, evaluate_both=True, **kwargs):
+    limits = kwargs.pop("limits", Limits())
+    local_monitor = RunMonitor(ctx, model, stop_early=stop_early)
+    local = explore(model, monitor=local_monitor, limits=limits)
+    spark_monitor = RunMonitor(ctx, model, stop_early=stop_early)
+    distributed = explore_spark(model, monitor=spark_monitor, limits=limits, spark=spark, **kwargs)
+    assert_same(local, distributed, local_monitor, spark_monitor)
+    if evaluate_both:
+        assert verdicts(ctx, local, local_monitor) == verdicts(ctx, distributed, spark_monitor)
+    return local, distributed
+
+
+def assert_same(local, distributed, local_monitor, spark_monitor):
+    assert distributed.states == local.states
+    for name in GRAPH + OUTCOME:
+        assert getattr(distributed, name) == getattr(local, name), name
+    for name in RECORDS:
+        assert getattr(spark_monitor, name) == getattr(local_monitor, name), f"monitor.{name}"
+    assert {k: plain(d) for k, d in spark_monitor.discoveries.items()} == {k: plain(d) for k, d in local_monitor.discoveries.items()}
+    assert [(i, plain_error(e)) for i, e in spark_monitor.errors] == [(i, plain_error(e)) for i, e in local_monitor.errors]
+
+
+def plain_error(error):
+    """An AssignorError as a value (exceptions compare by identity)."""
+    return (str(error), error.kind, error.assignor, error.input_json)
+
+
+def plain(discovery):
+    if discovery is None or discovery.error is None:
+        return discovery
+    return replace(discovery, error=plain_error(discovery.error))
+
+
+def verdicts(ctx, exploration, monitor):
+    return [(r.verdict.to_json(), plain(r.discovery)) for r in evaluate(ctx, exploration, monitor)]
+
+
+def test_equal_at_100k_states_with_the_default_hybrid(spark):
+    """cooperative + ha, 3 instances, 2 events, 2x3 tasks: 128,566 states when written."""
+    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2, partitions=3)
+    local, distributed = run_both(spark, model, ctx, evaluate_both=False)
+    assert local.states >= 100_000 and local.complete
+    assert distributed.spark_stats["spark_levels"] > 0 and distributed.spark_stats["driver_levels"] > 0
+
+
+@pytest.mark.parametrize(
+    "proto, assignor, bounds",
+    [
+        ("eager", "sticky", dict(instances=3, initial=2, events=2)),
+        ("cooperative", "ha", dict(instances=3, initial=2, events=2)),
+        ("learner", "learner", dict(instances=3, initial=2, events=2, standbys=0)),
+    ],
+)
+def test_equal_verdicts_with_every_level_on_spark(spark, proto, assignor, bounds):
+    model, ctx = check(proto, assignor, **bounds)
+    local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
+    assert local.complete
+
+
+def test_liveness_counterexample_is_the_same_lasso(spark):
+    """Seed 001 v1.0's warning: learners to any idle instance shuffle endlessly."""
+    model, ctx = check("learner", NaiveLearner(learners_to="any"), rules="learner", name="naive",
+                       instances=3, initial=2, events=1, standbys=0, subtopologies=1, partitions=1)
+    local_monitor = RunMonitor(ctx, model)
+    local = explore(model, monitor=local_monitor)
+    spark_monitor = RunMonitor(ctx, model)
+    distributed = explore_spark(model, monitor=spark_monitor, spark=spark, local_below=0)
+    assert_same(local, distributed, local_monitor, spark_monitor)
+    expected = verdicts(ctx, local, local_monitor)
+    assert verdicts(ctx, distributed, spark_monitor) == expected
+    statuses = {v["property"]: v["status"] for v, _ in expected}
+    assert statuses["no-shuffle-cycle"] == "violated"
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [Limits(max_states=3000), Limits(max_states=3001), Limits(max_depth=6), Limits(max_depth=0)],
+    ids=["max_states", "max_states+1", "depth", "depth0"],
+)
+def test_bounds_cut_where_the_local_explorer_cuts(spark, limits):
+    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2)
+    local, _ = run_both(spark, model, ctx, local_below=0, limits=limits)
+    assert not local.complete and local.bound
+
+
+def test_stop_at_the_first_violation_mid_level(spark):
+    """A broken protocol (hand-over before revocation) breaks single-owner; stop_early stops there."""
+    broken = protocol("cooperative", early_handover=True)
+    model, ctx = check(broken, "ha", instances=3, initial=2, events=1)
+    local, _ = run_both(spark, model, ctx, stop_early=True, local_below=0)
+    assert local.bound == "stopped at the first violation"
+
+
+class CrashesOnThree:
+    """Answers like sticky, but fails (a finding) whenever three members join."""
+
+    def __init__(self):
+        self.inner = builtin("sticky").make()
+
+    def __call__(self, view):
+        if len(view.members) == 3:
+            raise AssignorError("three is a crowd", kind="crash", assignor="crashy", input_json={"members": 3})
+        return self.inner(view)
+
+
+def test_assignor_failures_are_findings_in_both(spark):
+    model, ctx = check("cooperative", CrashesOnThree(), rules="sticky", name="crashy", instances=3, initial=2, events=2)
+    local, distributed = run_both(spark, model, ctx, local_below=0)
+    assert local.errors > 0
+    assert distributed.errors == local.errors
+
+
+def test_an_unpicklable_assignor_is_refused_with_advice(spark):
+    import threading
+
+    lock = threading.Lock()
+
+    def holds_a_lock(view):
+        with lock:
+            return builtin("sticky").make()(view)
+
+    model, ctx = check("cooperative", holds_a_lock, rules="sticky", name="locked", instances=2, initial=1, events=1)
+    with pytest.raises(InputError, match="local engine"):
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_checkpoint_stop_resume_equals_uninterrupted(spark, tmp_path):
+    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2)
+    local_monitor = RunMonitor(ctx, model)
+    local = explore(model, monitor=local_monitor)
+    directory = str(tmp_path / "ck")
+    policy = Checkpointing(directory=directory, every_levels=4, every_seconds=None)
+
+    def stop_at_14(states, depth, queued, seconds):
+        if depth == 14:
+            raise Stop
+
+    with pytest.raises(Stop):
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0, checkpoint=policy, progress=stop_at_14)
+    monitor = RunMonitor(ctx, model)
+    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=0, checkpoint=policy, resume=directory)
+    assert_same(local, resumed, local_monitor, monitor)
+    assert verdicts(ctx, resumed, monitor) == verdicts(ctx, local, local_monitor)
+
+    # a run killed while writing its checkpoint at level 8 resumes from level 4
+    again = str(tmp_path / "again")
+
+    def fail_before_manifest(stage, level):
+        if stage == "frontier" and level == 8:
+            raise Stop
+
+    with pytest.raises(Stop):
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0,
+                      checkpoint=Checkpointing(directory=again, every_levels=4, every_seconds=None, on_stage=fail_before_manifest))
+    monitor = RunMonitor(ctx, model)
+    resumed = explore_spark(model, monitor=monitor, spark=spark, resume=again)
+    assert_same(local, resumed, local_monitor, monitor)
+    with pytest.raises(InputError, match="another check"):
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, resume=again, limits=Limits(max_depth=3))
