@@ -289,3 +289,49 @@ def test_verdicts_serialise():
     for v in check_metamorphic(flip_flop, SETTLED, seed=1, samples=2):
         json.dumps(v.to_json())
     json.dumps(encode_input(SETTLED)), json.dumps(encode_assignment(flip_flop(SETTLED)))
+
+
+# -- reordering reaches exec: programs ---------------------------------------------------
+
+_EXEC_FIRST_LISTED = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    obj = json.loads(line)\n"
+    "    first = obj['members'][0]['id']\n"
+    "    print(json.dumps({'assignment': {m['id']: {'active': [t['id'] for t in obj['tasks']] if m['id'] == first else []}\n"
+    "                                     for m in obj['members']}}), flush=True)\n"
+)
+
+
+def test_exec_call_json_sends_the_object_as_given(tmp_path):
+    from rebalproof.model.assignors.external import ExecAssignor
+
+    program = tmp_path / "first_listed.py"
+    program.write_text(_EXEC_FIRST_LISTED)
+    obj = encode_input(SETTLED)
+    with ExecAssignor(f"python3 {program}", timeout=10) as runner:
+        canonical = runner(SETTLED)
+        listed = dict(obj, members=list(reversed(obj["members"])))
+        other = runner.call_json(listed, SETTLED)
+        assert runner.calls == 2
+    first, last = SETTLED.member_ids[0], SETTLED.member_ids[-1]
+    assert set(canonical.of(first).active) == set(SETTLED.task_ids)
+    assert set(other.of(last).active) == set(SETTLED.task_ids)  # the reversed order reached the program
+    with pytest.raises(InputError, match="RebalanceInput object"):
+        ExecAssignor("python3 -c pass").call_json([], SETTLED)
+
+
+def test_reordering_catches_an_exec_program_that_reads_the_list_order(tmp_path):
+    program = tmp_path / "first_listed.py"
+    program.write_text(_EXEC_FIRST_LISTED)
+    with resolve(f"exec:python3 {program}") as assignor:
+        verdict = reordering(assignor, SETTLED, samples=8, seed=0)
+    assert verdict.violated and "another order" in verdict.message
+    assert decode_input(verdict.measure["input"]) == SETTLED
+
+
+def test_reordering_holds_for_the_correct_exec_example():
+    with resolve(f"exec:node {ROOT / 'examples' / 'ha_assignor.js'}") as assignor:
+        verdict = reordering(assignor, SCALE_OUT, samples=6, seed=1)
+        assert assignor.backend.calls == 7  # one canonical call and six reordered ones, all sent
+    assert verdict.status is Status.HOLDS, verdict.message

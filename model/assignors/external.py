@@ -315,8 +315,23 @@ class ExecAssignor:
 
     # -- one call ----------------------------------------------------------------------------
     def __call__(self, view: RebalanceInput) -> Assignment:
-        self.calls += 1
+        """The answer to ``view``, sent as canonical JSON (every default written out, keys sorted)."""
         input_json = encode_input(view)
+        return self._call(input_json, view, dumps_canonical(input_json))
+
+    def call_json(self, obj: dict, view: RebalanceInput) -> Assignment:
+        """The answer to ``obj`` sent *as given*: its members, lists and keys in the order listed.
+
+        ``obj`` must be the JSON object of ``view`` (in any order); the answer is judged against
+        ``view``. Metamorphic ``reordering`` (:mod:`rebalproof.properties.metamorphic`) uses this
+        to show the program the same input listed in other orders.
+        """
+        if not isinstance(obj, dict):
+            raise InputError(f"call_json sends a RebalanceInput object, got a {type(obj).__name__}")
+        return self._call(obj, view, json.dumps(obj, separators=(",", ":")))
+
+    def _call(self, input_json: dict, view: RebalanceInput, text: str) -> Assignment:
+        self.calls += 1
         if self._proc is not None:
             self._check_no_extra_output()
         if self._proc is None:
@@ -326,7 +341,7 @@ class ExecAssignor:
         self._last_input = input_json
         started = time.monotonic()
         try:
-            line = self._exchange((dumps_canonical(input_json) + "\n").encode(), started + timeout)
+            line = self._exchange((text + "\n").encode(), started + timeout)
             obj = self._parse(line)
         except _Finding as finding:
             raise self._finding(finding, input_json, timeout) from None
