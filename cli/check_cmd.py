@@ -9,6 +9,19 @@ is written as a ``rebalproof-trace/1`` JSON trace under ``--trace-dir`` (atomica
 Exit codes: 0 no promised property is violated (inconclusive ones are listed; with
 ``--require-complete`` they give 1), 1 a promised property is violated, 2 bad usage or input.
 
+An external assignor (``py:``/``exec:``) is judged by the ``ha`` rules unless ``--rules`` says
+otherwise (``--rules none``: only what every assignor must do), as in ``oracle`` and ``assign``.
+Its answers are memoised per leader view; the report counts the external calls against the
+distinct states explored.
+
+``--symmetry auto`` (the default for ``py:``/``exec:``; built-ins keep ``declared``) first
+samples equivariance of the assignor: on renamings of instances and tasks of leader views of
+reachable states (the first BFS levels), the answer to a renamed view must be the renamed
+answer, up to automorphism (:mod:`rebalproof.symmetry`). If it held on every sample, the
+exploration is reduced by symmetry and says so; if not, the renaming that breaks it is shown
+with both answers as the ``equivariance`` finding (not promised by any protocol, so it does not
+change the exit code) and the exploration runs without reduction.
+
 Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, booleans and the
 ``protocol``/``assignor`` names; flags given on the command line win).
 """
@@ -69,7 +82,8 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
               help="built-in (ha, sticky, eager, learner:version=1), learner-naive[:learners_to=any|new], "
                    "round-robin, balanced-choices (nondeterministic, equivariant), py:module:function or exec:COMMAND  [default: ha]")
 @click.option("--rules", type=click.Choice(_RULES), default=None,
-              help="the rule set the assignor is judged by (default: a built-in's own; none for an external one)")
+              help="the rule set the assignor is judged by (default: a built-in's own; ha for py:/exec:; "
+                   "none: only what every assignor must do)")
 @click.option("--scenario", type=click.Path(path_type=Path), default=None, metavar="FILE.toml",
               help="bounds from a TOML file (flags win)")
 @click.option("--instances", type=int, default=None, help="pool of instance ids  [default: 3]")
@@ -85,8 +99,12 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--aging/--no-aging", default=None, help="state of copies no longer hosted ages and is cleaned up  [default: on]")
 @click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
               help="warm: a settled group, every copy caught up; cold: nothing held, no state  [default: warm]")
-@click.option("--symmetry", type=click.Choice(["declared", "on", "off"]), default="declared", show_default=True,
-              help="reduce by renaming instances and partitions: when the assignor declares it equivariant, always, never")
+@click.option("--symmetry", type=click.Choice(["auto", "declared", "on", "off"]), default=None,
+              help="reduce by renaming instances and partitions: auto = when sampled renamings show the assignor "
+                   "equivariant (a name-dependent answer is reported), declared = when the assignor declares it, "
+                   "on = always, off = never  [default: auto for py:/exec:, declared otherwise]")
+@click.option("--symmetry-seed", "symmetry_seed", type=int, default=0, show_default=True, metavar="N",
+              help="seed of --symmetry auto's sampled views and renamings")
 @click.option("--timeout", type=float, default=10.0, show_default=True, metavar="S", help="per call of an exec: assignor")
 @click.option("--time-limit", "time_limit", type=float, default=None, metavar="S", help="stop exploring after S seconds (inconclusive)")
 @click.option("--trace-dir", "trace_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
@@ -95,8 +113,8 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, events, depth, max_states, aging, start, symmetry, timeout, time_limit, trace_dir,
-            as_json, progress, require_complete):
+            standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout, time_limit,
+            trace_dir, as_json, progress, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
     values = {}
     if scenario is not None:
@@ -115,10 +133,14 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
     proto = parse_protocol(protocol_spec)
     with resolve_for_model(spec, timeout=timeout) as resolved:
         chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
+        if symmetry is None:
+            symmetry = "auto" if resolved.external else "declared"
         if symmetry == "on":
             use_symmetry = True
         elif symmetry == "off":
             use_symmetry = False
+        elif symmetry == "auto":
+            use_symmetry = "auto"
         else:
             use_symmetry = bool(resolved.equivariant)
         with ProgressDisplay(force=progress, label=f"check {proto.spec}+{resolved.name}") as display:
@@ -129,6 +151,7 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
                 rules=chosen_rules,
                 bounds=bounds,
                 symmetry=use_symmetry,
+                symmetry_seed=symmetry_seed,
                 progress=display if display.enabled else None,
                 max_seconds=time_limit,
             )
@@ -146,18 +169,29 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         report = result.to_json()
         report["traces"] = written
         report["exit_code"] = code
+        report["symmetry_mode"] = symmetry
+        report["assignor_calls"]["external"] = resolved.external
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
-    _print_report(result, written, use_symmetry)
+    _print_report(result, written, external=resolved.external)
     return code
 
 
-def _print_report(result, written: dict, symmetry: bool) -> None:
+def _symmetry_words(result) -> str:
+    auto = result.symmetry_check
+    if auto is None:
+        return f"symmetry {'on' if result.symmetry else 'off'}"
+    if auto.reduce:
+        return "symmetry auto: on (equivariance held on every sample)"
+    return f"symmetry auto: off (equivariance {auto.status.value})"
+
+
+def _print_report(result, written: dict, *, external: bool = False) -> None:
     exp = result.exploration
     ctx = result.ctx
     out = sys.stdout
-    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), symmetry {'on' if symmetry else 'off'}\n")
+    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}\n")
     b = ctx.bounds
     out.write(
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
@@ -165,6 +199,13 @@ def _print_report(result, written: dict, symmetry: bool) -> None:
         f"max {b.max_warmups} warmups, {b.events} membership events"
         f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}, {b.start} start\n"
     )
+    auto = result.symmetry_check
+    if auto is not None:
+        out.write(f"equivariance ({auto.calls} assignor calls, seed {auto.seed}): {auto.message}\n")
+        if auto.reduce:
+            out.write("exploring with symmetry reduction: states that differ by a renaming of instances and partitions are one\n")
+        else:
+            out.write("exploring without symmetry reduction\n")
     if exp.complete and not exp.errors:
         out.write("exploration complete\n")
     else:
@@ -176,6 +217,9 @@ def _print_report(result, written: dict, symmetry: bool) -> None:
         if v.measure:
             detail += " [" + ", ".join(f"{k}={val}" for k, val in v.measure.items()) + "]"
         rows.append([r.property.name, r.property.expectation, v.status.value, detail])
+    if auto is not None:
+        v = auto.to_verdict()
+        rows.append([v.property, "always", v.status.value, v.message])
     out.flush()
     print_table(["property", "expect", "status", "details"], rows)
     for r in result.results:
@@ -188,5 +232,5 @@ def _print_report(result, written: dict, symmetry: bool) -> None:
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
     out.write(f"\n{exp.stats.describe()}\n")
-    out.write(summary_line([r.verdict for r in result.results]) + "\n")
+    out.write(summary_line([r.verdict for r in result.results]) + f"; {result.calls_line(external=external)}\n")
     out.flush()

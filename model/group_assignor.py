@@ -29,7 +29,12 @@ __all__ = [
     "register_chooser",
     "resolve_for_model",
     "TOY_ASSIGNORS",
+    "EXTERNAL_RULES",
 ]
+
+#: The rule set an external (``py:``/``exec:``) assignor is judged by unless told otherwise,
+#: as in ``rebalproof oracle`` and ``rebalproof assign``.
+EXTERNAL_RULES = "ha"
 
 
 @runtime_checkable
@@ -62,7 +67,10 @@ class MemoChooser:
         self.name = name
         self.limit = limit
         self._memo: dict = {}
+        #: views answered by the inner assignor (one call each for a deterministic assignor)
         self.calls = 0
+        #: look-ups answered from the memo, without a call
+        self.hits = 0
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -72,6 +80,7 @@ class MemoChooser:
     def choices_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[RebalanceInput, tuple[Assignment, ...]]:
         hit = self._memo.get(key)
         if hit is not None:
+            self.hits += 1
             return hit
         view = build_view()
         self.calls += 1
@@ -116,13 +125,21 @@ def as_chooser(assignor, *, name: str | None = None) -> MemoChooser:
 class ResolvedForModel:
     """An assignor spec resolved for the model: the object, its name, rule set, equivariance."""
 
-    def __init__(self, *, assignor, name: str, rules: str | None, equivariant: bool | None, closer=None):
+    def __init__(self, *, assignor, name: str, rules: str | None, equivariant: bool | None, closer=None,
+                 kind: str = "builtin"):
         self.assignor = assignor
         self.name = name
         self.rules = rules
+        #: builtin | toy | chooser | py | exec
+        self.kind = kind
         #: True/False as declared by a built-in; None when unknown (external: sample it)
         self.equivariant = equivariant
         self._closer = closer
+
+    @property
+    def external(self) -> bool:
+        """True for a ``py:`` or ``exec:`` assignor (an implementation under test)."""
+        return self.kind in ("py", "exec")
 
     def close(self) -> None:
         if self._closer is not None:
@@ -160,8 +177,8 @@ def resolve_for_model(spec: str, *, timeout: float = 10.0) -> ResolvedForModel:
             if name == "balanced-choices":
                 from rebalproof.model.toy_assignors import BalancedChoices
 
-                return ResolvedForModel(assignor=BalancedChoices(), name=spec, rules=None, equivariant=True)
-            return ResolvedForModel(assignor=RoundRobin(), name=spec, rules=None, equivariant=False)
+                return ResolvedForModel(assignor=BalancedChoices(), name=spec, rules=None, equivariant=True, kind="toy")
+            return ResolvedForModel(assignor=RoundRobin(), name=spec, rules=None, equivariant=False, kind="toy")
         opts = dict(part.split("=", 1) for part in options.split(",") if "=" in part) if options else {}
         bad = set(opts) - {"learners_to"}
         if bad or (options and not opts):
@@ -170,18 +187,21 @@ def resolve_for_model(spec: str, *, timeout: float = 10.0) -> ResolvedForModel:
             chooser = NaiveLearner(learners_to=opts.get("learners_to", "any"))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        return ResolvedForModel(assignor=chooser, name=spec, rules="learner", equivariant=False)
+        return ResolvedForModel(assignor=chooser, name=spec, rules="learner", equivariant=False, kind="toy")
     for prefix, factory in _CHOOSER_FACTORIES.items():
         if spec.startswith(prefix):
             chooser, rules, equivariant = factory(spec[len(prefix):])
-            return ResolvedForModel(assignor=chooser, name=spec, rules=rules, equivariant=equivariant)
+            return ResolvedForModel(assignor=chooser, name=spec, rules=rules, equivariant=equivariant, kind="chooser")
     from rebalproof.model.assignors import builtin
     from rebalproof.model.assignors.spec import resolve
 
     resolved = resolve(spec, timeout=timeout)
     equivariant = None
+    rules = resolved.rules
     if resolved.kind == "builtin":
         equivariant = builtin(name).equivariant
+    elif resolved.kind in ("py", "exec"):
+        rules = rules or EXTERNAL_RULES
     return ResolvedForModel(
-        assignor=resolved, name=spec, rules=resolved.rules, equivariant=equivariant, closer=resolved.close
+        assignor=resolved, name=spec, rules=rules, equivariant=equivariant, closer=resolved.close, kind=resolved.kind
     )

@@ -38,8 +38,17 @@ from rebalproof.model.explorer import Limits, explore
 from rebalproof.model.group_fingerprint import fingerprint_symmetric, task_permutations
 from rebalproof.model.group_state import GroupState
 from rebalproof.model.names import subtopology_of
+from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["rename_state", "random_renaming", "EquivarianceReport", "check_equivariance"]
+__all__ = [
+    "rename_state",
+    "random_renaming",
+    "EquivarianceReport",
+    "check_equivariance",
+    "leader_views",
+    "AutoSymmetry",
+    "auto_symmetry",
+]
 
 
 def rename_state(state: GroupState, members: dict, tasks: dict, task_order: dict | None = None) -> GroupState:
@@ -128,3 +137,144 @@ def check_equivariance(model, *, samples: int = 50, seed: int = 0, max_states: i
         if here != there:
             return EquivarianceReport(equivariant=False, checked=checked, state=state, members=mmap, tasks=tmap)
     return EquivarianceReport(equivariant=True, checked=checked)
+
+
+# -- --symmetry auto ----------------------------------------------------------------------
+
+def leader_views(model, *, levels: int = 3, max_states: int = 400, views: int = 6, seed: int = 0) -> list:
+    """Distinct leader views of reachable states, for sampling: the first BFS levels (the
+    initial states and ``levels`` steps on) are explored, every state with a rebalance due
+    gives its view, and up to ``views`` of them are kept (the first one always, the others
+    drawn from ``seed``), in BFS order.
+
+    The exploration asks ``model``'s assignor for answers; give a model of its own so that
+    these calls are not counted as the main check's.
+    """
+    exp = explore(model, limits=Limits(max_depth=levels, max_states=max_states))
+    found, seen = [], set()
+    for idx in range(exp.states):
+        state = exp.state_at(idx)
+        if not state.triggers or not state.members:
+            continue
+        view = model.view_of(state)
+        if view not in seen:
+            seen.add(view)
+            found.append(view)
+    if len(found) <= views:
+        return found
+    rng = random.Random(seed)
+    keep = sorted([0] + rng.sample(range(1, len(found)), views - 1))
+    return [found[i] for i in keep]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutoSymmetry:
+    """What ``--symmetry auto`` decided: reduce only when equivariance held on every sampled
+    view and at least one renaming really moved a view.
+
+    ``verdict`` is the ``equivariance`` finding: ``not promised`` (no protocol promises that
+    an implementation ignores names; Kafka's own assignor breaks ties by id) with what was
+    observed, ``violated`` carrying the renaming, the renamed view and both answers.
+    """
+
+    reduce: bool
+    status: Status  # holds / violated / inconclusive, as observed
+    message: str
+    views: int = 0
+    samples: int = 0
+    nontrivial: int = 0
+    calls: int = 0
+    seed: int = 0
+    violation: object = None  # the rebalproof.symmetry.EquivarianceResult that broke it
+
+    def to_verdict(self) -> Verdict:
+        measure = {"views": self.views, "samples": self.samples, "nontrivial": self.nontrivial, "calls": self.calls,
+                   "seed": self.seed}
+        members = tasks = ()
+        if self.violation is not None:
+            v = self.violation.to_verdict("equivariance")
+            members, tasks = v.members, v.tasks
+            measure["renaming"] = self.violation.renaming.to_json()
+        return Verdict(property="equivariance", status=Status.NOT_PROMISED,
+                       message=f"observed: {self.status.value}: {self.message}", members=members, tasks=tasks,
+                       measure=measure)
+
+    def to_json(self) -> dict:
+        from rebalproof.model.codec import encode_assignment, encode_input
+
+        out = {"mode": "auto", "reduced": self.reduce, "observed": self.status.value, "message": self.message,
+               "views": self.views, "samples": self.samples, "nontrivial": self.nontrivial, "calls": self.calls,
+               "seed": self.seed}
+        v = self.violation
+        if v is not None:
+            def enc(a):
+                return [encode_assignment(x) for x in a] if isinstance(a, tuple) else encode_assignment(a)
+
+            out["renaming"] = v.renaming.to_json()
+            out["renamed_input"] = encode_input(v.renamed_input)
+            out["expected"] = enc(v.expected)
+            out["actual"] = enc(v.actual)
+        return out
+
+
+def auto_symmetry(model_factory, assignor, *, seed: int = 0, samples: int = 8, views: int = 6, levels: int = 3) -> AutoSymmetry:
+    """Decide ``--symmetry auto``: check :func:`rebalproof.symmetry.check_equivariance` of
+    ``assignor`` (a callable or a chooser) on ``samples`` renamings of each of up to ``views``
+    leader views of reachable states (:func:`leader_views` of ``model_factory()``, a fresh
+    model so that its calls are counted here). Deterministic in ``seed``.
+
+    An :class:`~rebalproof.errors.AssignorError` while sampling is not decided here: the
+    result is inconclusive (no reduction) and the main exploration reports the finding.
+
+    Examples
+    --------
+    >>> from rebalproof.model.group_model import GroupModel
+    >>> from rebalproof.model.group_bounds import Bounds
+    >>> from rebalproof.model.group_protocol import protocol
+    >>> from rebalproof.model.toy_assignors import BalancedChoices, RoundRobin
+    >>> bounds = Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1)
+    >>> def factory(a):
+    ...     return lambda: GroupModel(protocol=protocol("cooperative"), bounds=bounds, assignor=a)
+    >>> auto_symmetry(factory(BalancedChoices()), BalancedChoices()).reduce
+    True
+    >>> found = auto_symmetry(factory(RoundRobin()), RoundRobin())
+    >>> found.reduce, found.status.value
+    (False, 'violated')
+    """
+    from rebalproof.errors import AssignorError
+    from rebalproof.symmetry import check_equivariance as check_assignor
+
+    model = model_factory()
+    try:
+        sampled = leader_views(model, levels=levels, views=views, seed=seed)
+    except AssignorError as exc:
+        return AutoSymmetry(reduce=False, status=Status.INCONCLUSIVE, seed=seed,
+                            calls=getattr(model._chooser, "calls", 0),
+                            message=f"the assignor failed while sampling views ({exc.kind}); exploring without reduction")
+    calls = model._chooser.calls
+    tried = nontrivial = 0
+    for i, view in enumerate(sampled):
+        try:
+            result = check_assignor(assignor, view, samples=samples, seed=seed * 1000 + i)
+        except AssignorError as exc:
+            return AutoSymmetry(reduce=False, status=Status.INCONCLUSIVE, views=i, samples=tried, nontrivial=nontrivial,
+                                calls=calls, seed=seed,
+                                message=f"the assignor failed on a renamed view ({exc.kind}); exploring without reduction")
+        calls += result.calls
+        tried += result.samples
+        nontrivial += result.nontrivial
+        if result.violated:
+            return AutoSymmetry(
+                reduce=False, status=Status.VIOLATED, views=i + 1, samples=tried, nontrivial=nontrivial, calls=calls,
+                seed=seed, violation=result,
+                message=f"the answer depends on names: on sampled view {i + 1}, {result.message}",
+            )
+    if nontrivial == 0:
+        return AutoSymmetry(reduce=False, status=Status.INCONCLUSIVE, views=len(sampled), samples=tried, calls=calls,
+                            seed=seed, message=f"no sampled renaming moved any of {len(sampled)} leader views; "
+                                               "exploring without reduction")
+    return AutoSymmetry(
+        reduce=True, status=Status.HOLDS, views=len(sampled), samples=tried, nontrivial=nontrivial, calls=calls, seed=seed,
+        message=(f"equivariant on {nontrivial} renamings of {len(sampled)} leader views (seed {seed}); "
+                 "sampling cannot prove it"),
+    )

@@ -6,8 +6,12 @@
 and builds a ``rebalproof-trace/1`` trace (:mod:`rebalproof.traces.format`) for every
 discovered violation.
 
-Symmetry reduction is used only when asked (``symmetry=True``); the caller decides whether the
-assignor allows it (:mod:`rebalproof.model.group_symmetry`).
+Symmetry reduction is used only when asked: ``symmetry=True`` (the caller decided the assignor
+allows it) or ``symmetry="auto"``: first sample equivariance of the assignor on leader views of
+reachable states (:func:`~rebalproof.model.group_symmetry.auto_symmetry`), reduce only if it held.
+
+The result counts the assignor's calls: views answered by the assignor (each a call of a
+deterministic external one) against distinct states, and look-ups answered from the memo.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rebalproof.model.explorer import Exploration, Limits, explore
+from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
 from rebalproof.properties.verdict import Status
@@ -34,6 +40,17 @@ class CheckResult:
     results: list[PropertyResult]
     traces: dict = field(default_factory=dict)
     symmetry: bool = False
+    #: what ``symmetry="auto"`` found (None when not asked)
+    symmetry_check: AutoSymmetry | None = None
+    #: views answered by the assignor during the check (memo misses)
+    calls: int = 0
+    #: look-ups answered from the memo
+    memo_hits: int = 0
+
+    def calls_line(self, *, external: bool = False) -> str:
+        """``N external calls for M distinct states (memo hits H)``."""
+        what = "external calls" if external else "assignor calls"
+        return f"{self.calls:,} {what} for {self.exploration.states:,} distinct states (memo hits {self.memo_hits:,})"
 
     def result(self, name: str) -> PropertyResult:
         return next(r for r in self.results if r.property.name == name)
@@ -68,6 +85,13 @@ class CheckResult:
             "complete": exp.complete and exp.errors == 0,
             "bound_hit": exp.bound,
             "statistics": exp.stats.to_json(),
+            "assignor_calls": {
+                "calls": self.calls,
+                "distinct_states": exp.states,
+                "memo_hits": self.memo_hits,
+                "equivariance_check_calls": self.symmetry_check.calls if self.symmetry_check else 0,
+            },
+            **({"symmetry_check": self.symmetry_check.to_json()} if self.symmetry_check else {}),
             "properties": [
                 dict(r.verdict.to_json(), expectation=r.property.expectation, promise=r.property.promise)
                 for r in self.results
@@ -82,13 +106,25 @@ def check_model(
     bounds: Bounds,
     assignor_name: str = "assignor",
     rules: str | None = None,
-    symmetry: bool = False,
+    symmetry: bool | str = False,
+    symmetry_seed: int = 0,
     properties=RUN_PROPERTIES,
     progress=None,
     stop_early: bool = False,
     max_seconds: float | None = None,
 ) -> CheckResult:
     """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring."""
+    if symmetry not in (True, False, "auto"):
+        raise ValueError(f"symmetry must be True, False or 'auto', got {symmetry!r}")
+    sym_check = None
+    if symmetry == "auto":
+        inner = assignor.inner if isinstance(assignor, MemoChooser) else assignor  # check what a memo wraps
+        sym_check = auto_symmetry(
+            lambda: GroupModel(protocol=protocol, bounds=bounds, assignor=inner, assignor_name=assignor_name),
+            inner,
+            seed=symmetry_seed,
+        )
+        symmetry = sym_check.reduce
     model = GroupModel(protocol=protocol, bounds=bounds, assignor=assignor, assignor_name=assignor_name)
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
@@ -113,4 +149,6 @@ def check_model(
                     "max_warmup_replicas": bounds.max_warmups,
                 },
             )
-    return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry)
+    chooser = model._chooser
+    return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
+                       symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits)

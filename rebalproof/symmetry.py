@@ -74,6 +74,7 @@ __all__ = [
     "random_renaming",
     "sample_renamings",
     "same_up_to_automorphism",
+    "same_answers_up_to_automorphism",
     "EquivarianceResult",
     "check_equivariance",
 ]
@@ -334,6 +335,20 @@ def same_up_to_automorphism(view: RebalanceInput, a: Assignment, b: Assignment) 
     return match.is_isomorphic()
 
 
+def same_answers_up_to_automorphism(view: RebalanceInput, a, b) -> bool:
+    """For a nondeterministic assignor: the answer sets ``a`` and ``b`` (sequences of
+    :class:`Assignment`) hold the same answers up to automorphism of ``view``.
+
+    Being the same up to automorphism is an equivalence (the automorphisms form a group), so
+    the sets match when every answer of each has an equivalent one in the other.
+    """
+
+    def covered(xs, ys) -> bool:
+        return all(any(same_up_to_automorphism(view, x, y) for y in ys) for x in xs)
+
+    return covered(a, b) and covered(b, a)
+
+
 def _same_label(x: dict, y: dict) -> bool:
     return x["label"] == y["label"]
 
@@ -352,8 +367,8 @@ class EquivarianceResult:
     calls: int = 0  # assignor calls made
     renaming: Renaming | None = None
     renamed_input: RebalanceInput | None = None
-    expected: Assignment | None = None  # the renamed answer r(f(x))
-    actual: Assignment | None = None  # the answer to the renamed input f(r(x))
+    expected: Assignment | tuple | None = None  # the renamed answer r(f(x)) (a tuple of answers for a chooser)
+    actual: Assignment | tuple | None = None  # the answer to the renamed input f(r(x))
 
     @property
     def holds(self) -> bool:
@@ -382,6 +397,12 @@ def _layout(answer: Assignment) -> str:
     return "; ".join(rows)
 
 
+def _layouts(answer) -> str:
+    if isinstance(answer, Assignment):
+        return _layout(answer)
+    return f"{len(answer)} answers: " + " | ".join(_layout(a) for a in answer)
+
+
 def check_equivariance(
     assignor: Callable[[RebalanceInput], Assignment],
     view: RebalanceInput,
@@ -395,9 +416,12 @@ def check_equivariance(
 
     Parameters
     ----------
-    assignor : callable
+    assignor : callable or chooser
         The leader's view to an :class:`Assignment`; it is called ``1 + samples`` times (more
-        when shrinking). An :class:`~rebalproof.errors.AssignorError` it raises is passed on
+        when shrinking). A nondeterministic assignor (an object with ``choices(view)``, every
+        answer it may give) is checked on its answer *sets*: the renamed set must be the set
+        of answers to the renamed input, up to automorphism; ``expected``/``actual`` of the
+        result are then tuples. An :class:`~rebalproof.errors.AssignorError` it raises is passed on
         untouched: a crash is a finding about the assignor, not about its symmetry.
     view : RebalanceInput
         The input to rename.
@@ -419,15 +443,20 @@ def check_equivariance(
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise InputError(f"samples must be a whole number of at least 1, got {samples!r}")
     calls = 0
+    several = callable(getattr(assignor, "choices", None))
 
-    def call(v: RebalanceInput) -> Assignment:
+    def call(v: RebalanceInput) -> tuple[Assignment, ...]:
         nonlocal calls
         calls += 1
-        return assignor(v)
+        return tuple(assignor.choices(v)) if several else (assignor(v),)
 
-    answer = call(view)
+    def one(answers):
+        return answers if several else answers[0]
+
+    answers = call(view)
     try:
-        check_ids(answer, view)
+        for answer in answers:
+            check_ids(answer, view)
     except InputError as exc:
         return EquivarianceResult(
             status=Status.INCONCLUSIVE, calls=calls, message=f"the answer to the input is not an answer to it ({exc}); check it with the oracle first"
@@ -439,12 +468,13 @@ def check_equivariance(
         if renamed == view:
             return None
         actual = call(renamed)
-        expected = rename_assignment(answer, renaming)
+        expected = tuple(rename_assignment(answer, renaming) for answer in answers)
         try:
-            check_ids(actual, renamed)
+            for answer in actual:
+                check_ids(answer, renamed)
         except InputError:
-            return (False, renamed, expected, actual)
-        return (same_up_to_automorphism(renamed, expected, actual), renamed, expected, actual)
+            return (False, renamed, one(expected), one(actual))
+        return (same_answers_up_to_automorphism(renamed, expected, actual), renamed, one(expected), one(actual))
 
     tried = nontrivial = 0
     for renaming in sample_renamings(view, samples=samples, seed=seed):
@@ -469,7 +499,7 @@ def check_equivariance(
             actual=actual,
             message=(
                 f"the answer to the renamed input is not the renamed answer, under the renaming {renaming.describe()}: "
-                f"expected (renamed answer) {_layout(expected)}; got {_layout(actual)}"
+                f"expected (renamed answer) {_layouts(expected)}; got {_layouts(actual)}"
             ),
         )
     if tried == 0:

@@ -30,16 +30,17 @@ ROWS = tomllib.loads(MANIFEST.read_text())["model"]
 
 
 def run_row(row: dict):
-    spec = row["assignor"].replace("{python}", sys.executable)
+    spec = row["assignor"].replace("{python}", sys.executable).replace("{root}", str(ROOT))
     proto = parse_protocol(row["protocol"])
     bounds = Bounds(**row.get("bounds", {}))
     with resolve_for_model(spec, timeout=30) as resolved:
         symmetry = row.get("symmetry", False)
+        rules = row.get("rules", resolved.rules)  # as rebalproof check: ha for py:/exec: unless told
         result = check_model(
             protocol=proto,
             assignor=resolved.assignor,
             assignor_name=resolved.name,
-            rules=resolved.rules,
+            rules=None if rules == "none" else rules,
             bounds=bounds,
             symmetry=symmetry,
         )
@@ -79,6 +80,12 @@ def test_manifest_row(row):
         assert replays[name], f"{row['name']}: the {name} trace does not replay"
     for name, steps in row.get("steps", {}).items():
         assert len(result.traces[name]["steps"]) - 1 == steps
+    if "calls" in row:  # views answered by the assignor: the memo at work
+        assert result.calls == row["calls"], f"{row['name']}: {result.calls} assignor calls, manifest says {row['calls']}"
+        assert result.calls < exp.states
+    if "reduced" in row:  # symmetry = "auto": the sampled equivariance check decided
+        assert result.symmetry_check is not None and result.symmetry_check.reduce is row["reduced"], (
+            f"{row['name']}: {result.symmetry_check.message if result.symmetry_check else 'no symmetry check'}")
 
 
 def test_manifest_names_are_unique():
@@ -92,7 +99,7 @@ if __name__ == "__main__":  # print the actual figures of every row
         exp = result.exploration
         verdicts = {r.property.name: r.verdict.status.value for r in result.results}
         steps = {n: len(t["steps"]) - 1 for n, t in result.traces.items()}
-        print(f"{row['name']}: states={exp.states} complete={exp.complete} {exp.stats.seconds:.2f}s traces={steps} replay={replays}")
+        print(f"{row['name']}: states={exp.states} calls={result.calls} complete={exp.complete} {exp.stats.seconds:.2f}s traces={steps} replay={replays}")
         print("   ", {k: verdicts[k] for k in row.get("verdicts", {})})
         wrong = {k: verdicts[k] for k, v in row.get("verdicts", {}).items() if verdicts[k] != v}
         if wrong:
