@@ -1,0 +1,138 @@
+"""Any assignor inside the group model (issue 6): ``rebalproof check --assignor py:|exec:``.
+
+External calls are memoised and counted against the distinct states explored; external
+assignors are judged by the ``ha`` rules unless ``--rules`` says otherwise; ``--symmetry auto``
+(their default) samples equivariance first, reports a name-dependent assignor with the renaming
+and both answers, and reduces an equivariant one with identical verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from click.testing import CliRunner
+
+from rebalproof.cli.check_cmd import command as check_command
+from rebalproof.cli.main import main
+from rebalproof.model.group_assignor import EXTERNAL_RULES, resolve_for_model
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_protocol import parse_protocol
+from rebalproof.model.toy_assignors import BalancedChoices
+from rebalproof.properties.run_check import check_model
+
+from conftest import ROOT
+
+CORRECT_PY = "py:examples.ha_assignor:assign"
+SMALL = ["--instances", "3", "--initial", "2", "--subtopologies", "1", "--partitions", "3", "--standbys", "0", "--events", "1"]
+
+
+def by_name_hash(request: dict) -> dict:
+    """``py:`` contract: deals the tasks round-robin over the members in the order of a hash of
+    their names, so the answer depends on what the instances are called."""
+    members = sorted((m["id"] for m in request["members"]), key=lambda m: hashlib.sha256(m.encode()).hexdigest())
+    out = {m: {"active": [], "standby": [], "warmup": []} for m in members}
+    for i, task in enumerate(request["tasks"]):
+        out[members[i % len(members)]]["active"].append(task["id"])
+    return {"assignment": out, "probing_rebalance": False}
+
+
+def statuses(report: dict) -> dict:
+    return {p["property"]: p["status"] for p in report["properties"]}
+
+
+def run_json(capsys, *args) -> tuple[int, dict]:
+    code = main(["check", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+# -- call counts -------------------------------------------------------------------------
+
+def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
+    code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
+    calls = report["assignor_calls"]
+    assert code == 0 and report["complete"]
+    assert calls["external"] is True and calls["distinct_states"] == report["statistics"]["distinct_states"] == 1784
+    assert calls["calls"] == 244 and calls["memo_hits"] > calls["calls"]
+    assert calls["calls"] * 5 < calls["distinct_states"]  # the memo: one call per distinct leader view
+
+
+def test_the_summary_line_says_calls_for_states(capsys):
+    assert main(["check", "--assignor", CORRECT_PY, *SMALL, "--symmetry", "off"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("ok: every promised property holds")
+    assert "external calls for" in last and "distinct states (memo hits" in last
+    assert main(["check", "--assignor", "round-robin", *SMALL]) == 0
+    assert "assignor calls for 36 distinct states (memo hits" in capsys.readouterr().out
+
+
+# -- rules -------------------------------------------------------------------------------
+
+def test_external_assignors_are_judged_by_ha_unless_told(capsys):
+    assert EXTERNAL_RULES == "ha"
+    with resolve_for_model(CORRECT_PY) as resolved:
+        assert resolved.external and resolved.rules == "ha"
+    with resolve_for_model("round-robin") as resolved:
+        assert not resolved.external and resolved.rules is None
+    _, by_default = run_json(capsys, "--assignor", CORRECT_PY, *SMALL)
+    _, told = run_json(capsys, "--assignor", CORRECT_PY, *SMALL, "--rules", "none")
+    assert by_default["rules"] == "ha" and told["rules"] is None
+    assert statuses(by_default)["warmup-bound"] == "holds" and statuses(told)["warmup-bound"] == "not promised"
+    help_text = CliRunner().invoke(check_command, ["--help"]).output
+    assert "ha for py:/exec:" in help_text and "auto for py:/exec:" in help_text
+
+
+# -- symmetry auto -----------------------------------------------------------------------
+
+def test_symmetry_auto_reports_an_assignor_that_depends_on_names(capsys):
+    spec = "py:test_blackbox_check:by_name_hash"
+    code, report = run_json(capsys, "--assignor", spec, *SMALL)  # auto is the default for py:
+    check = report["symmetry_check"]
+    assert report["symmetry_mode"] == "auto" and report["symmetry"] is False
+    assert check["reduced"] is False and check["observed"] == "violated"
+    assert "depends on names" in check["message"] and check["renaming"]["members"]
+    # the evidence: the answer to the renamed input (asked again here) is not the renamed answer
+    from rebalproof.model.codec import decode_assignment
+
+    actual = decode_assignment(check["actual"])
+    assert actual.same_layout(decode_assignment(by_name_hash(json.loads(json.dumps(check["renamed_input"])))))
+    assert not actual.same_layout(decode_assignment(check["expected"]))
+    main(["check", "--assignor", spec, *SMALL])
+    out = capsys.readouterr().out
+    assert "symmetry auto: off (equivariance violated)" in out and "exploring without symmetry reduction" in out
+    assert any(line.startswith("equivariance ") and "not promised" in line and "observed: violated" in line
+               for line in out.splitlines())
+
+
+def test_symmetry_auto_reduces_an_equivariant_assignor_with_identical_verdicts(capsys):
+    code_off, off = run_json(capsys, "--assignor", CORRECT_PY, *SMALL, "--symmetry", "off")
+    code_auto, auto = run_json(capsys, "--assignor", CORRECT_PY, *SMALL)
+    assert auto["symmetry"] is True and auto["symmetry_check"]["reduced"] is True
+    assert auto["symmetry_check"]["nontrivial"] > 0  # some renaming really moved a view
+    assert statuses(auto) == statuses(off) and code_auto == code_off
+    assert auto["statistics"]["distinct_states"] < off["statistics"]["distinct_states"]
+    main(["check", "--assignor", CORRECT_PY, *SMALL])
+    out = capsys.readouterr().out
+    assert "symmetry auto: on (equivariance held on every sample)" in out
+    assert "exploring with symmetry reduction" in out
+
+
+def test_symmetry_auto_on_a_nondeterministic_equivariant_chooser():
+    bounds = Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1, start="cold")
+    proto = parse_protocol("cooperative")
+    off = check_model(protocol=proto, assignor=BalancedChoices(), bounds=bounds, symmetry=False)
+    auto = check_model(protocol=proto, assignor=BalancedChoices(), bounds=bounds, symmetry="auto")
+    assert auto.symmetry is True and auto.symmetry_check.reduce
+    assert {r.property.name: r.verdict.status for r in auto.results} == {r.property.name: r.verdict.status for r in off.results}
+    assert auto.exploration.states < off.exploration.states
+
+
+def test_symmetry_auto_is_deterministic_in_its_seed(capsys):
+    a = run_json(capsys, "--assignor", "py:test_blackbox_check:by_name_hash", *SMALL, "--symmetry-seed", "3")[1]
+    b = run_json(capsys, "--assignor", "py:test_blackbox_check:by_name_hash", *SMALL, "--symmetry-seed", "3")[1]
+    assert a["symmetry_check"] == b["symmetry_check"]
+
+
+def test_declared_stays_the_default_for_built_ins(capsys):
+    _, report = run_json(capsys, "--assignor", "round-robin", *SMALL)
+    assert report["symmetry_mode"] == "declared" and "symmetry_check" not in report
