@@ -64,8 +64,30 @@ COMMANDS = commands()
 def test_the_readme_documents_every_example_command():
     said = " ".join(c for c, _ in COMMANDS)
     for needed in ("exec:node examples/ha_assignor.js", "py:examples.ha_assignor:assign", "exec:node examples/rotating_assignor.js",
-                   "rebalproof oracle examples/inputs/settled.json", "rebalproof oracle --corpus", "pytest -p rebalproof.pytest_plugin"):
+                   "rebalproof oracle examples/inputs/settled.json", "rebalproof oracle --corpus", "pytest -p rebalproof.pytest_plugin",
+                   'rebalproof check --assignor "exec:node examples/rotating_assignor.js"',
+                   'rebalproof check --assignor "exec:node examples/ha_assignor.js"', "--trace-dir", "rebalproof show",
+                   "--symmetry auto", "--symmetry off"):
         assert needed in said, needed
+
+
+def test_the_readme_catches_the_rotating_assignor_and_passes_the_correct_one_with_the_same_bounds():
+    checks = {c: out for c, out in COMMANDS if c.startswith("rebalproof check") and "--stateless" in c}
+    rotating = next(out for c, out in checks.items() if "rotating_assignor" in c)
+    correct = next(out for c, out in checks.items() if "ha_assignor" in c)
+    bounds = {re.sub(r" --trace-dir \S+", "", c.split('"')[2].split(";")[0]) for c in checks}
+    assert len(bounds) == 1, bounds  # the same bounds for both
+    assert 'Discovered "converges" counterexample, lasso' in rotating and rotating.endswith("exit 1")
+    assert correct.endswith("exit 0") and "external calls for" in correct
+
+
+def _writes(path: str) -> str | None:
+    """The README command that writes ``path`` with ``--trace-dir`` (so a later command may read it)."""
+    for command, _ in COMMANDS:
+        match = re.search(r"--trace-dir ([^\s;]+)", command)
+        if match and path.startswith(match.group(1).rstrip("/") + "/") and not command.startswith("rebalproof show"):
+            return command
+    return None
 
 
 @pytest.mark.parametrize("command, expected", COMMANDS, ids=[c[:70] for c, _ in COMMANDS])
@@ -74,6 +96,10 @@ def test_documented_command_gives_documented_output(command, expected):
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", COLUMNS="80")
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
+    for path in re.findall(r'"?(/tmp/rebalproof-examples/[^"\s]+)"?', command):
+        writer = _writes(path)
+        if not Path(path).exists() and writer is not None and writer != command:  # run alone: make the trace first
+            subprocess.run(["bash", "-c", writer], cwd=ROOT, env=env, capture_output=True, timeout=120)
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     checker = doctest.OutputChecker()
     got = done.stdout
