@@ -38,7 +38,7 @@ import click
 from rebalproof.cli.render import print_table, summary_line
 from rebalproof.errors import InputError
 from rebalproof.model.explore_progress import ProgressDisplay
-from rebalproof.model.group_assignor import resolve_for_model
+from rebalproof.model.group_assignor import SYMMETRY_MODES, resolve_for_model
 from rebalproof.model.group_bounds import BOUND_FIELDS, Bounds, load_scenario
 from rebalproof.model.group_protocol import parse_protocol
 from rebalproof.properties.run_check import check_model
@@ -99,7 +99,7 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--aging/--no-aging", default=None, help="state of copies no longer hosted ages and is cleaned up  [default: on]")
 @click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
               help="warm: a settled group, every copy caught up; cold: nothing held, no state  [default: warm]")
-@click.option("--symmetry", type=click.Choice(["auto", "declared", "on", "off"]), default=None,
+@click.option("--symmetry", type=click.Choice(SYMMETRY_MODES), default=None,
               help="reduce by renaming instances and partitions: auto = when sampled renamings show the assignor "
                    "equivariant (a name-dependent answer is reported), declared = when the assignor declares it, "
                    "on = always, off = never  [default: auto for py:/exec:, declared otherwise]")
@@ -133,16 +133,8 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
     proto = parse_protocol(protocol_spec)
     with resolve_for_model(spec, timeout=timeout) as resolved:
         chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
-        if symmetry is None:
-            symmetry = "auto" if resolved.external else "declared"
-        if symmetry == "on":
-            use_symmetry = True
-        elif symmetry == "off":
-            use_symmetry = False
-        elif symmetry == "auto":
-            use_symmetry = "auto"
-        else:
-            use_symmetry = bool(resolved.equivariant)
+        symmetry = symmetry or resolved.default_symmetry
+        use_symmetry = resolved.symmetry_for(symmetry)
         with ProgressDisplay(force=progress, label=f"check {proto.spec}+{resolved.name}") as display:
             result = check_model(
                 protocol=proto,

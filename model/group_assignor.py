@@ -30,7 +30,11 @@ __all__ = [
     "resolve_for_model",
     "TOY_ASSIGNORS",
     "EXTERNAL_RULES",
+    "SYMMETRY_MODES",
 ]
+
+#: ``--symmetry`` modes: sample equivariance first, trust the declaration, always, never.
+SYMMETRY_MODES = ("auto", "declared", "on", "off")
 
 #: The rule set an external (``py:``/``exec:``) assignor is judged by unless told otherwise,
 #: as in ``rebalproof oracle`` and ``rebalproof assign``.
@@ -140,6 +144,21 @@ class ResolvedForModel:
     def external(self) -> bool:
         """True for a ``py:`` or ``exec:`` assignor (an implementation under test)."""
         return self.kind in ("py", "exec")
+
+    @property
+    def default_symmetry(self) -> str:
+        """``auto`` for an external assignor (nothing is declared, so sample), else ``declared``."""
+        return "auto" if self.external else "declared"
+
+    def symmetry_for(self, mode: str | None) -> bool | str:
+        """The ``symmetry=`` of :func:`~rebalproof.properties.run_check.check_model` for a
+        ``--symmetry`` mode (None: :attr:`default_symmetry`)."""
+        mode = mode or self.default_symmetry
+        if mode not in SYMMETRY_MODES:
+            raise InputError(f"--symmetry is one of {', '.join(SYMMETRY_MODES)}, got '{mode}'")
+        if mode == "declared":
+            return bool(self.equivariant)
+        return {"on": True, "off": False, "auto": "auto"}[mode]
 
     def close(self) -> None:
         if self._closer is not None:

@@ -13,8 +13,11 @@ and still qualify; one that breaks ties between members the state *can* tell apa
 The model itself commutes with renaming (joins take a fresh id, the leader elected after a
 fail-over is any member), so the assignor decides. A built-in declares it
 (``AssignorInfo.equivariant``); :func:`check_equivariance` samples reachable states and random
-renamings to test a declaration or an external assignor (the hook a later ``--symmetry auto``
-uses). Sampling can refute equivariance, never prove it.
+renamings to test a declaration or an external assignor. ``--symmetry auto`` uses
+:func:`auto_symmetry`, which checks the assignor itself (:func:`rebalproof.symmetry.check_equivariance`,
+up to automorphism) on leader views of the first BFS levels; renamings are
+:class:`rebalproof.symmetry.Renaming` values, which :func:`rename_state` applies to states too.
+Sampling can refute equivariance, never prove it.
 
 Examples
 --------
@@ -37,8 +40,10 @@ from dataclasses import dataclass
 from rebalproof.model.explorer import Limits, explore
 from rebalproof.model.group_fingerprint import fingerprint_symmetric, task_permutations
 from rebalproof.model.group_state import GroupState
-from rebalproof.model.names import subtopology_of
 from rebalproof.properties.verdict import Status, Verdict
+from rebalproof.errors import AssignorError
+from rebalproof.symmetry import Renaming, by_subtopology
+from rebalproof.symmetry import check_equivariance as check_assignor
 
 __all__ = [
     "rename_state",
@@ -51,15 +56,24 @@ __all__ = [
 ]
 
 
-def rename_state(state: GroupState, members: dict, tasks: dict, task_order: dict | None = None) -> GroupState:
-    """``state`` with member ids renamed by ``members`` and task ids by ``tasks`` (missing: unchanged)."""
-    order = task_order or {}
+def rename_state(state: GroupState, members, tasks: dict | None = None, task_order: dict | None = None) -> GroupState:
+    """``state`` with member ids renamed by ``members`` and task ids by ``tasks`` (missing: unchanged).
 
-    def m(x):
-        return members.get(x, x)
+    ``members`` may also be a :class:`rebalproof.symmetry.Renaming` (then ``tasks`` is left
+    out): the one renaming value serves leader views (:func:`rebalproof.symmetry.rename_input`)
+    and model states alike.
+    """
+    order = task_order or {}
+    if isinstance(members, Renaming):
+        if tasks is not None:
+            raise TypeError("give either a Renaming or the members and tasks maps, not both")
+        renaming = members
+    else:
+        renaming = Renaming(members=members, tasks=tasks or {})
+    m, t_ = renaming.member, renaming.task
 
     def ts(xs):
-        return tuple(sorted((tasks.get(t, t) for t in xs), key=lambda t: (order.get(t, 0), t)))
+        return tuple(sorted((t_(t) for t in xs), key=lambda t: (order.get(t, 0), t)))
 
     def mkey(x):
         return (len(x), x)
@@ -72,7 +86,7 @@ def rename_state(state: GroupState, members: dict, tasks: dict, task_order: dict
                     active=ts(mem.active),
                     standby=ts(mem.standby),
                     warmup=ts(mem.warmup),
-                    lags=tuple(sorted(((tasks.get(t, t), c) for t, c in mem.lags), key=lambda p: (order.get(p[0], 0), p[0]))),
+                    lags=tuple(sorted(((t_(t), c) for t, c in mem.lags), key=lambda p: (order.get(p[0], 0), p[0]))),
                 )
                 for mem in state.members
             ),
@@ -92,11 +106,8 @@ def random_renaming(state: GroupState, task_ids, rng: random.Random) -> tuple[di
     used = [f"I{i}" for i in range(1, state.spawned + 1)]
     shuffled = used[:]
     rng.shuffle(shuffled)
-    groups: dict[str, list[str]] = {}
-    for t in task_ids:
-        groups.setdefault(subtopology_of(t), []).append(t)
     tmap = {}
-    for ids in groups.values():
+    for ids in by_subtopology(task_ids).values():
         perm = ids[:]
         rng.shuffle(perm)
         tmap.update(zip(ids, perm))
@@ -228,22 +239,18 @@ def auto_symmetry(model_factory, assignor, *, seed: int = 0, samples: int = 8, v
 
     Examples
     --------
-    >>> from rebalproof.model.group_model import GroupModel
-    >>> from rebalproof.model.group_bounds import Bounds
-    >>> from rebalproof.model.group_protocol import protocol
+    >>> from rebalproof.model import group_bounds, group_model, group_protocol
     >>> from rebalproof.model.toy_assignors import BalancedChoices, RoundRobin
-    >>> bounds = Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1)
     >>> def factory(a):
-    ...     return lambda: GroupModel(protocol=protocol("cooperative"), bounds=bounds, assignor=a)
+    ...     bounds = group_bounds.Bounds(instances=3, initial=2, subtopologies=1, partitions=3, standbys=0, events=1)
+    ...     cooperative = group_protocol.protocol("cooperative")
+    ...     return lambda: group_model.GroupModel(protocol=cooperative, bounds=bounds, assignor=a)
     >>> auto_symmetry(factory(BalancedChoices()), BalancedChoices()).reduce
     True
     >>> found = auto_symmetry(factory(RoundRobin()), RoundRobin())
     >>> found.reduce, found.status.value
     (False, 'violated')
     """
-    from rebalproof.errors import AssignorError
-    from rebalproof.symmetry import check_equivariance as check_assignor
-
     model = model_factory()
     try:
         sampled = leader_views(model, levels=levels, views=views, seed=seed)

@@ -15,9 +15,10 @@ and a check ``check(assignor, view, *, samples, seed) -> Verdict``.
     The same input with its members, tasks, role lists, lags, ``previous_members`` and object
     keys listed in other orders gets the same answer (JSON lists in the contract are sets).
     Sent to the assignor as JSON, so it needs an assignor that takes JSON: a ``py:`` function
-    (or a plain function of the input dict), or an ``exec:`` program whose runner can send a
-    given object (``call_json``). For an assignor that only takes the decoded view, order
-    cannot reach it and the verdict is ``inconclusive`` saying so.
+    (or a plain function of the input dict), or an ``exec:`` program, whose runner sends the
+    object as given (:meth:`~rebalproof.model.assignors.external.ExecAssignor.call_json`). For
+    an assignor that only takes the decoded view, order cannot reach it and the verdict is
+    ``inconclusive`` saying so.
 ``idempotence``
     KIP-441 requirement 5 on the assignor's own answers. The answer ``A`` to ``x`` is **fed
     back**: the next input has the same members (leaving members that got nothing have left),

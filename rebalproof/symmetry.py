@@ -68,6 +68,7 @@ from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = [
     "Renaming",
+    "by_subtopology",
     "check_renaming",
     "rename_input",
     "rename_assignment",
@@ -206,11 +207,20 @@ def rename_assignment(assignment: Assignment, renaming: Renaming) -> Assignment:
 
 # -- sampling ---------------------------------------------------------------------------
 
-def _tasks_by_sub(view: RebalanceInput) -> dict[str, list[str]]:
+def by_subtopology(task_ids) -> dict[str, list[str]]:
+    """Task ids grouped by subtopology, both in the order given (renamings keep these groups).
+
+    >>> by_subtopology(["0_0", "1_0", "0_1"])
+    {'0': ['0_0', '0_1'], '1': ['1_0']}
+    """
     subs: dict[str, list[str]] = {}
-    for task_id in view.task_ids:
+    for task_id in task_ids:
         subs.setdefault(subtopology_of(task_id), []).append(task_id)
     return subs
+
+
+def _tasks_by_sub(view: RebalanceInput) -> dict[str, list[str]]:
+    return by_subtopology(view.task_ids)
 
 
 def _member_swap(view, rng) -> Renaming | None:

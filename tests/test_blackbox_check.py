@@ -136,3 +136,18 @@ def test_symmetry_auto_is_deterministic_in_its_seed(capsys):
 def test_declared_stays_the_default_for_built_ins(capsys):
     _, report = run_json(capsys, "--assignor", "round-robin", *SMALL)
     assert report["symmetry_mode"] == "declared" and "symmetry_check" not in report
+
+
+def test_symmetry_modes_resolve_the_same_for_every_caller():
+    import pytest
+
+    from rebalproof.errors import InputError
+
+    with resolve_for_model(CORRECT_PY) as external, resolve_for_model("balanced-choices") as declared, \
+            resolve_for_model("round-robin") as undeclared:
+        assert external.default_symmetry == "auto" and external.symmetry_for(None) == "auto"
+        assert external.symmetry_for("declared") is False  # nothing declared for an external one
+        assert declared.symmetry_for(None) is True and undeclared.symmetry_for(None) is False
+        assert undeclared.symmetry_for("on") is True and declared.symmetry_for("off") is False
+        with pytest.raises(InputError, match="--symmetry is one of"):
+            external.symmetry_for("sometimes")
