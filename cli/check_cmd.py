@@ -163,6 +163,7 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         report["exit_code"] = code
         report["symmetry_mode"] = symmetry
         report["assignor_calls"]["external"] = resolved.external
+        report["assignor_calls"]["line"] = result.calls_line(external=resolved.external)
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code

@@ -54,6 +54,7 @@ def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
     assert code == 0 and report["complete"]
     assert calls["external"] is True and calls["distinct_states"] == report["statistics"]["distinct_states"] == 1784
     assert calls["calls"] == 244 and calls["memo_hits"] > calls["calls"]
+    assert calls["line"] == f"244 external calls for 1,784 distinct states (memo hits {calls['memo_hits']:,})"
     assert calls["calls"] * 5 < calls["distinct_states"]  # the memo: one call per distinct leader view
 
 
