@@ -47,7 +47,7 @@ def test_the_graph_keeps_initial_and_stable_states_only(explored):
 def test_the_counterexample_run_is_highlighted_and_ends_in_a_filled_node(explored, tmp_path):
     exp, discovery = explored
     run = counterexample_path(exp, discovery)
-    assert run[0] == 0 and len(run) == 6  # the trace's six states: init, ..., the double owner
+    assert run[0] == 0 and len(run) == 4  # warm start: init, join I3, rebalance, the double owner
     assert not is_stable(exp.state_at(run[-1]))
     path = tmp_path / "graph.dot"
     write_dot(path, exp, discovery)
