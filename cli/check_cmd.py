@@ -35,8 +35,8 @@ from pathlib import Path
 
 import click
 
-from rebalproof.cli.render import print_table, summary_line
-from rebalproof.errors import InputError
+from rebalproof.cli.render import print_finding, print_table, summary_line
+from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.explore_progress import ProgressDisplay
 from rebalproof.model.group_assignor import SYMMETRY_MODES, resolve_for_model
 from rebalproof.model.group_bounds import BOUND_FIELDS, Bounds, load_scenario
@@ -136,17 +136,20 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         symmetry = symmetry or resolved.default_symmetry
         use_symmetry = resolved.symmetry_for(symmetry)
         with ProgressDisplay(force=progress, label=f"check {proto.spec}+{resolved.name}") as display:
-            result = check_model(
-                protocol=proto,
-                assignor=resolved.assignor,
-                assignor_name=resolved.name,
-                rules=chosen_rules,
-                bounds=bounds,
-                symmetry=use_symmetry,
-                symmetry_seed=symmetry_seed,
-                progress=display if display.enabled else None,
-                max_seconds=time_limit,
-            )
+            try:
+                result = check_model(
+                    protocol=proto,
+                    assignor=resolved.assignor,
+                    assignor_name=resolved.name,
+                    rules=chosen_rules,
+                    bounds=bounds,
+                    symmetry=use_symmetry,
+                    symmetry_seed=symmetry_seed,
+                    progress=display if display.enabled else None,
+                    max_seconds=time_limit,
+                )
+            except AssignorError as error:  # before any state: the warm start asks the assignor to settle the group
+                return _failed_before_exploring(error, trace_dir, as_json)
     written = {}
     if trace_dir is not None:
         for name, trace in result.traces.items():
@@ -169,6 +172,25 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         return code
     _print_report(result, written, external=resolved.external)
     return code
+
+
+def _failed_before_exploring(error: AssignorError, trace_dir: Path | None, as_json: bool) -> int:
+    """The assignor failed while the warm start settled the group, before any state: a finding
+    (exit 1), saved under ``--trace-dir`` when given, never a crash."""
+    from rebalproof.cli.assign_cmd import finding_json, save_finding
+
+    saved = str(save_finding(error, trace_dir)) if trace_dir is not None else None
+    if as_json:
+        report = {"finding": finding_json(error), "saved": saved, "complete": False, "exit_code": 1,
+                  "bound_hit": "the assignor failed while settling the warm start"}
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("the assignor failed while settling the warm start, before any state was explored "
+                         "(try --start cold to explore from an empty group)\n")
+        sys.stdout.flush()
+        print_finding(error, saved=saved, file=sys.stdout)
+    return 1
 
 
 def _symmetry_words(result) -> str:

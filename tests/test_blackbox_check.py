@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 
 from click.testing import CliRunner
 
@@ -152,3 +153,15 @@ def test_symmetry_modes_resolve_the_same_for_every_caller():
         assert undeclared.symmetry_for("on") is True and declared.symmetry_for("off") is False
         with pytest.raises(InputError, match="--symmetry is one of"):
             external.symmetry_for("sometimes")
+
+
+def test_an_assignor_failing_on_the_warm_start_is_a_finding_not_a_crash(tmp_path, capsys):
+    crash = f"exec:{sys.executable} {ROOT / 'tests' / 'assignors' / 'crash.py'}"
+    tiny = ["--instances", "2", "--initial", "2", "--subtopologies", "1", "--partitions", "2", "--standbys", "0", "--events", "0"]
+    assert main(["check", "--assignor", crash, *tiny, "--trace-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "failed while settling the warm start" in out and "--start cold" in out and "finding: " in out
+    (saved,) = tmp_path.glob("finding-crash-*.json")
+    assert json.loads(saved.read_text())["input"]["members"]
+    code, report = run_json(capsys, "--assignor", crash, *tiny)
+    assert code == 1 and report["exit_code"] == 1 and report["finding"]["finding"] == "crash"
