@@ -81,6 +81,10 @@ class MemoChooser:
         state["_memo"] = {}
         return state
 
+    def views(self) -> list[RebalanceInput]:
+        """The views answered so far (still in the memo), in the order they were first asked."""
+        return [view for view, _ in self._memo.values()]
+
     def choices_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[RebalanceInput, tuple[Assignment, ...]]:
         hit = self._memo.get(key)
         if hit is not None:

@@ -53,6 +53,7 @@ __all__ = [
     "leader_views",
     "AutoSymmetry",
     "auto_symmetry",
+    "recheck_reached",
 ]
 
 
@@ -284,4 +285,39 @@ def auto_symmetry(model_factory, assignor, *, seed: int = 0, samples: int = 8, v
         reduce=True, status=Status.HOLDS, views=len(sampled), samples=tried, nontrivial=nontrivial, calls=calls, seed=seed,
         message=(f"equivariant on {nontrivial} renamings of {len(sampled)} leader views (seed {seed}); "
                  "sampling cannot prove it"),
+    )
+
+
+def recheck_reached(found: AutoSymmetry, assignor, reached: list, *, samples: int = 8, views: int = 6) -> AutoSymmetry:
+    """After a reduced exploration: check equivariance again on up to ``views`` leader views
+    the exploration actually reached (drawn from ``found.seed``, skipping the views
+    :func:`auto_symmetry` already checked), so that views deep in the state space are sampled
+    too. Returns ``found`` with the figures added, or a violated result (the caller then
+    explores again without reduction).
+    """
+    if not found.reduce or not reached:
+        return found
+    rng = random.Random(f"{found.seed}:reached")
+    picked = sorted(rng.sample(range(len(reached)), min(views, len(reached))))
+    calls, tried, nontrivial = found.calls, found.samples, found.nontrivial
+    for n, idx in enumerate(picked):
+        try:
+            result = check_assignor(assignor, reached[idx], samples=samples, seed=found.seed * 1000 + 500 + n)
+        except AssignorError:
+            continue  # the exploration reports the finding itself
+        calls += result.calls
+        tried += result.samples
+        nontrivial += result.nontrivial
+        if result.violated:
+            return AutoSymmetry(
+                reduce=False, status=Status.VIOLATED, views=found.views + n + 1, samples=tried, nontrivial=nontrivial,
+                calls=calls, seed=found.seed, violation=result,
+                message=(f"the answer depends on names: on a leader view reached by the reduced exploration, {result.message}; "
+                         "explored again without reduction"),
+            )
+    total = found.views + len(picked)
+    return AutoSymmetry(
+        reduce=True, status=Status.HOLDS, views=total, samples=tried, nontrivial=nontrivial, calls=calls, seed=found.seed,
+        message=(f"equivariant on {nontrivial} renamings of {total} leader views ({found.views} of the first levels, "
+                 f"{len(picked)} reached later; seed {found.seed}); sampling cannot prove it"),
     )

@@ -8,7 +8,10 @@ discovered violation.
 
 Symmetry reduction is used only when asked: ``symmetry=True`` (the caller decided the assignor
 allows it) or ``symmetry="auto"``: first sample equivariance of the assignor on leader views of
-reachable states (:func:`~rebalproof.model.group_symmetry.auto_symmetry`), reduce only if it held.
+reachable states (:func:`~rebalproof.model.group_symmetry.auto_symmetry`), reduce only if it held;
+after a reduced exploration, sample again on views it reached
+(:func:`~rebalproof.model.group_symmetry.recheck_reached`) and, if that breaks it, explore again
+without reduction.
 
 The result counts the assignor's calls: views answered by the assignor (each a call of a
 deterministic external one) against distinct states, and look-ups answered from the memo.
@@ -22,7 +25,7 @@ from rebalproof.model.explorer import Exploration, Limits, explore
 from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
-from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry
+from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, recheck_reached
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
 from rebalproof.properties.verdict import Status
@@ -130,6 +133,14 @@ def check_model(
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds)
     exp = explore(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    if sym_check is not None and sym_check.reduce:
+        sym_check = recheck_reached(sym_check, inner, model._chooser.views())
+        if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
+            symmetry = False
+            # the same memo: views the reduced exploration asked are not asked again, calls add up
+            model = GroupModel(protocol=protocol, bounds=bounds, assignor=model._chooser, assignor_name=assignor_name)
+            monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
+            exp = explore(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
     results = evaluate(ctx, exp, monitor)
     traces = {}
     for r in results:

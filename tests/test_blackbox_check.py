@@ -107,16 +107,32 @@ def test_symmetry_auto_reports_an_assignor_that_depends_on_names(capsys):
 
 
 def test_symmetry_auto_reduces_an_equivariant_assignor_with_identical_verdicts(capsys):
-    code_off, off = run_json(capsys, "--assignor", CORRECT_PY, *SMALL, "--symmetry", "off")
-    code_auto, auto = run_json(capsys, "--assignor", CORRECT_PY, *SMALL)
+    cold = [*SMALL, "--start", "cold"]
+    code_off, off = run_json(capsys, "--assignor", "balanced-choices", *cold, "--symmetry", "off")
+    code_auto, auto = run_json(capsys, "--assignor", "balanced-choices", *cold, "--symmetry", "auto")
     assert auto["symmetry"] is True and auto["symmetry_check"]["reduced"] is True
     assert auto["symmetry_check"]["nontrivial"] > 0  # some renaming really moved a view
+    assert auto["symmetry_check"]["views"] > 6  # views of the first levels, then views the reduced run reached
     assert statuses(auto) == statuses(off) and code_auto == code_off
     assert auto["statistics"]["distinct_states"] < off["statistics"]["distinct_states"]
-    main(["check", "--assignor", CORRECT_PY, *SMALL])
+    main(["check", "--assignor", "balanced-choices", *cold, "--symmetry", "auto"])
     out = capsys.readouterr().out
     assert "symmetry auto: on (equivariance held on every sample)" in out
     assert "exploring with symmetry reduction" in out
+
+
+def test_a_name_dependence_found_deep_in_the_reduced_space_means_a_full_exploration(capsys):
+    """The correct example breaks ties by id: on the default bounds the first levels look
+    equivariant, a view the reduced exploration reached does not, so it is explored in full
+    and the calls made by the reduced run are not made again (the memo is kept)."""
+    _, off = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
+    _, auto = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "auto")
+    check = auto["symmetry_check"]
+    assert check["reduced"] is False and check["observed"] == "violated"
+    assert "reached by the reduced exploration" in check["message"] and "explored again without reduction" in check["message"]
+    assert auto["symmetry"] is False and statuses(auto) == statuses(off)
+    assert auto["statistics"]["distinct_states"] == off["statistics"]["distinct_states"]
+    assert auto["assignor_calls"]["calls"] == off["assignor_calls"]["calls"]
 
 
 def test_symmetry_auto_on_a_nondeterministic_equivariant_chooser():
