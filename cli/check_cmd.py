@@ -18,9 +18,12 @@ distinct states explored.
 samples equivariance of the assignor: on renamings of instances and tasks of leader views of
 reachable states (the first BFS levels), the answer to a renamed view must be the renamed
 answer, up to automorphism (:mod:`rebalproof.symmetry`). If it held on every sample, the
-exploration is reduced by symmetry and says so; if not, the renaming that breaks it is shown
-with both answers as the ``equivariance`` finding (not promised by any protocol, so it does not
-change the exit code) and the exploration runs without reduction.
+exploration is reduced by symmetry and says so, then samples again on views the reduced
+exploration reached; if a sample breaks it (first or after), the renaming that breaks it is
+shown with both answers as the ``equivariance`` finding (not promised by any protocol, so it
+does not change the exit code) and the model is explored without reduction (answers already
+asked are kept). Sampling can refute equivariance, never prove it: ``--symmetry off`` is the
+run that relies on no sample.
 
 Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, booleans and the
 ``protocol``/``assignor`` names; flags given on the command line win).
