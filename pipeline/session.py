@@ -39,6 +39,7 @@ __all__ = [
     "SparkSettings",
     "spark_session",
     "stop_session",
+    "active_session",
     "check_java",
     "is_local_master",
     "default_parallelism",
@@ -228,6 +229,13 @@ def spark_session(settings: SparkSettings | None = None, /, **overrides):
 def _stopped(spark) -> bool:
     context = spark.sparkContext
     return context._jsc is None  # set to None by SparkContext.stop()
+
+
+def active_session():
+    """The session :func:`spark_session` started in this process, or None."""
+    if _current is None or _stopped(_current[1]):
+        return None
+    return _current[1]
 
 
 def stop_session() -> None:
