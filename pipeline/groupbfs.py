@@ -40,7 +40,7 @@ from rebalproof.pipeline.frontier import member, split_frontier, worker_cached, 
 from rebalproof.pipeline.hadoopfs import qualify
 from rebalproof.pipeline.space import as_int64
 
-__all__ = ["explore_spark", "Checkpointing"]
+__all__ = ["explore_spark", "spark_explorer", "Checkpointing"]
 
 _NOT_STABLE = 0xFFFFFFFF
 
@@ -711,3 +711,55 @@ def explore_spark(
         "task_seconds": round(graph.task_seconds, 3),
     }
     return exp
+
+
+def spark_explorer(
+    *,
+    master: str | None = None,
+    partitions: int | None = None,
+    checkpoint_dir: str | None = None,
+    checkpoint_every_levels: int | None = None,
+    resume: str | None = None,
+    local_below: int = 1000,
+    spark=None,
+):
+    """A drop-in for :func:`rebalproof.model.explorer.explore` that explores on Spark.
+
+    The one-function hook for ``rebalproof check --engine spark``: wherever ``explore(model,
+    symmetry=..., limits=..., monitor=..., progress=...)`` is called, call
+    ``spark_explorer(master=..., ...)(model, symmetry=..., ...)`` instead; the result and the
+    monitor come out as the local explorer leaves them. Checkpoints go to ``checkpoint_dir``
+    every ``checkpoint_every_levels`` levels (default: every 5 minutes); ``resume`` continues
+    from one (it implies checkpointing on into the same directory unless another is given).
+
+    Examples
+    --------
+    >>> explore_on_spark = spark_explorer(master="local[2]", checkpoint_dir="/tmp/ck")
+    >>> callable(explore_on_spark)
+    True
+    """
+    directory = checkpoint_dir or resume
+    checkpoint = None
+    if directory is not None:
+        checkpoint = Checkpointing(
+            directory=directory,
+            every_levels=checkpoint_every_levels,
+            every_seconds=None if checkpoint_every_levels is not None else 300.0,
+        )
+
+    def explore_on_spark(model, *, symmetry: bool = False, limits=None, monitor=None, progress=None):
+        return explore_spark(
+            model,
+            symmetry=symmetry,
+            limits=limits,
+            monitor=monitor,
+            progress=progress,
+            spark=spark,
+            master=master,
+            partitions=partitions,
+            local_below=local_below,
+            checkpoint=checkpoint,
+            resume=resume,
+        )
+
+    return explore_on_spark

@@ -212,3 +212,18 @@ def test_checkpoint_stop_resume_equals_uninterrupted(spark, tmp_path):
     assert_same(local, resumed, local_monitor, monitor)
     with pytest.raises(InputError, match="another check"):
         explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, resume=again, limits=Limits(max_depth=3))
+
+
+def test_spark_explorer_is_a_drop_in_for_explore(spark, tmp_path):
+    from rebalproof.pipeline.groupbfs import spark_explorer
+
+    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=1)
+    local_monitor = RunMonitor(ctx, model)
+    local = explore(model, symmetry=False, limits=Limits(), monitor=local_monitor, progress=None)
+    monitor = RunMonitor(ctx, model)
+    seen = []
+    explore_on_spark = spark_explorer(spark=spark, local_below=0, checkpoint_dir=str(tmp_path / "ck"), checkpoint_every_levels=3)
+    distributed = explore_on_spark(model, symmetry=False, limits=Limits(), monitor=monitor, progress=lambda *a: seen.append(a))
+    assert_same(local, distributed, local_monitor, monitor)
+    assert seen and seen[-1][0] == local.states
+    assert any(p.name.startswith("manifest-") for p in (tmp_path / "ck").iterdir())
