@@ -120,7 +120,8 @@ def check_java() -> str:
 
 
 def _configure_environment(settings: SparkSettings) -> None:
-    local = is_local_master(settings.master)
+    # under spark-submit the master may be a cluster's even when none is given here
+    local = is_local_master(settings.master) and not (settings.master is None and _under_spark_submit())
     if local:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -148,7 +149,7 @@ def _conf_items(settings: SparkSettings) -> dict[str, str]:
         conf["spark.driver.memory"] = settings.driver_memory
         if settings.quiet:
             conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J2_PROPERTIES}"
-    if is_local_master(settings.master):
+    if is_local_master(settings.master) and not (settings.master is None and submitted):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
     if settings.partitions is not None:

@@ -86,3 +86,18 @@ def test_session_is_reused_and_configured(spark):
     assert context.parallelize(range(10), 2).map(lambda x: x * x).sum() == 285
     worker_python = context.parallelize([0], 1).map(lambda _: __import__("sys").executable).collect()
     assert worker_python == [sys.executable]
+
+
+def test_under_spark_submit_its_master_and_network_are_left_alone(monkeypatch):
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
+    conf = session_module._conf_items(SparkSettings())
+    assert "spark.master" not in conf and "spark.driver.host" not in conf
+    assert "spark.driver.memory" not in conf and "spark.driver.extraJavaOptions" not in conf
+    assert session_module._conf_items(SparkSettings(master="local[3]"))["spark.master"] == "local[3]"
+
+
+def test_submit_entry_point_prints_its_paths(capsys):
+    from rebalproof.pipeline import submit
+
+    assert submit.main(["--path"]) == 0 and capsys.readouterr().out.strip().endswith("submit.py")
+    assert submit.main(["--log4j"]) == 0 and capsys.readouterr().out.strip().startswith("file:///")
