@@ -35,7 +35,7 @@ import z3
 from rebalproof.solver.flow import deficient_set, potential_bound
 from rebalproof.solver.staged import Deadline, check_named
 
-__all__ = ["BoxSearch", "search_boxes"]
+__all__ = ["BoxSearch", "search_boxes", "holds"]
 
 
 @dataclass
@@ -45,7 +45,8 @@ class BoxSearch:
     ``spread`` (None at a timeout before a box admitted a flow) and ``spread_lower``;
     ``best`` the least-cost stage-3 flow found (host, moves, cold, solution) in a box of
     spread ``spread``, and ``cost_lower`` the proven least cost ``W*moves + cold`` at that
-    spread; ``done`` when both are proven; counts of cuts and flows for the notes.
+    spread; ``done`` when both are proven; counts of cuts and flows for the notes; ``cuts`` every cut
+    made, to be re-checked (:func:`holds`).
     """
 
     spread: int | None
@@ -57,7 +58,7 @@ class BoxSearch:
     optimality_cuts: int = 0
     flows: int = 0
     master_checks: int = 0
-    notes: list = field(default_factory=list)
+    cuts: list = field(default_factory=list)  # ("feasible", coefficients, saturating, constant) / ("cost", coefficients, (), constant)
 
 
 class _Master:
@@ -155,6 +156,13 @@ def _evaluate(coefficients, constant, box, saturating=()) -> int:
     return value + sum(box[s][1] if q is None else min(box[s][1], q) for s, q in saturating)
 
 
+def holds(cut, box, cost: int | None = None) -> bool:
+    """Whether ``box`` (``{sub: (lo, hi)}``; and ``cost``, for a cost cut) keeps ``cut`` (from :attr:`BoxSearch.cuts`)."""
+    kind, coefficients, saturating, constant = cut
+    value = _evaluate(coefficients, constant, box, saturating)
+    return value >= 0 if kind == "feasible" else cost >= value
+
+
 def _optimality_cut(arcs, supplies, potentials, members):
     constant, terms = potential_bound(arcs, supplies, potentials)
     coefficients: dict = {}
@@ -193,6 +201,7 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         if _evaluate(coefficients, constant, box, saturating) >= 0:
             raise AssertionError("the feasibility cut does not cut off the box it came from")
         out.feasibility_cuts += 1
+        out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
         master.add_cut(f"cut:feasible#{out.feasibility_cuts}", coefficients, constant, saturating=saturating)
 
     def judge(box):
@@ -240,6 +249,7 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         if _evaluate(coefficients, constant, box) != found[3].cost:
             raise AssertionError("the potential bound is not tight at its own flow")
         out.optimality_cuts += 1
+        out.cuts.append(("cost", coefficients, (), constant))
         master.add_cut(f"cut:cost#{out.optimality_cuts}", coefficients, constant, lhs_is_cost=True)
 
     cut_optimality(box, found)

@@ -27,9 +27,19 @@ there is exactly one.
 With one box per group, the optimal set of ``imbalance`` and ``spread`` is the set of flows
 through (subtopology, member) slots within the boxes, and ``moves``/``restore`` is a min-cost
 flow over it (cost ``W * moved + cold``, ``W`` above any cold count), proven by potentials.
-What flow cannot express -- several boxes for a group (unequal capacities), the spread bound
-not met jointly, tasks that may go to both staying and leaving members -- goes to Z3 on the
-*count model* (one integer per class and member), seeded with the flow bounds.
+
+With equal capacities every layout of least imbalance lies in the one instance box: the load
+vectors of a bipartite assignment are M-convex, so a layout above the least top load could be
+exchanged, unit by unit, into one below it with a smaller imbalance. So when the subtopology
+floors do not meet inside that box, the (task, member) pairs no flow within the instance box
+uses are dropped first (:func:`rebalproof.solver.flow.unusable_arcs`, certified by residual
+ranks of one flow) and the floors recomputed -- on the benchmark inputs this alone makes them
+meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-subtopology boxes
+(Z3 master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
+What flow cannot express -- several boxes for a group (unequal capacities), tasks that may go
+to both staying and leaving members -- goes to Z3 on the *count model* (one integer per class
+and member), seeded with the flow bounds. The deadline is checked between flows; at a timeout
+the answer is the best layout found (at least the min-cost flow with spread left free).
 """
 
 from __future__ import annotations
@@ -45,11 +55,12 @@ import z3
 from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
-from rebalproof.model.ranking import is_caught_up, rank
+from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.benders import search_boxes
 from rebalproof.solver.encode import balance_bound
-from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, infeasibility_cut, quick_cut, unusable_arcs
+from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
+from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
@@ -382,8 +393,12 @@ def _flow_stage3(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
     return host, moves, cold, solution
 
 
-def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None = None, facts: Facts | None = None) -> Optimum:
-    """The lexicographic optimum by flow where flow suffices and Z3 (count model) for the rest."""
+def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None = None, facts: Facts | None = None, small: int = LIMIT) -> Optimum:
+    """The lexicographic optimum by flow where flow suffices and Z3 (count model) for the rest.
+
+    Inputs with at most ``small`` layouts of the actives are enumerated instead
+    (:mod:`rebalproof.solver.exhaustive`); ``small=0`` always takes the flow path.
+    """
     started = time.monotonic()
     deadline = Deadline(timeout)
     facts = facts or Facts(view, rules)
@@ -401,6 +416,8 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", "the fixpoint rule allows only the current assignment") for n in OBJECTIVES], engine="fixpoint")
 
     prob = _Problem(view, facts)
+    if layouts(facts) <= small:
+        return _exhaustive(view, facts, prob, finish)
     bounds: dict[str, tuple[int, str, str]] = {}  # name -> (lower, method, proof)
     host = None
     engine = "flow"
@@ -499,7 +516,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
                 lo, proof = max(lo, prob.const_restore), f"{prob.const_restore} cold copies every layout has"
             if name in ("moves", "restore") and relaxed is not None:
                 tight = _flow_stage3(prob, box, _boxes_of(prob, best))  # the same spread, least moves within its boxes
-                if tight is not None and (tight[1], tight[2]) < (value(best, "moves"), value(best, "restore") - prob.const_restore):
+                if tight is not None and (value(tight[0], "imbalance"), value(tight[0], "spread")) == (value(best, "imbalance"), value(best, "spread")) and (tight[1], tight[2]) < (value(best, "moves"), value(best, "restore") - prob.const_restore):  # count boxes keep spread only with equal capacities: checked
                     best, hi = tight[0], value(tight[0], name)
                 floor = relaxed[3].cost // prob.weight if name == "moves" else relaxed[3].cost - prob.weight * bounds["moves"][0] + prob.const_restore
                 if floor > lo:
@@ -531,6 +548,22 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if status != OPTIMAL:
         raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
     return finish(status, answer, out, engine=engine)
+
+
+def _exhaustive(view, facts, prob: _Problem, finish):
+    """Tiny inputs: the least of every layout of the actives (:mod:`rebalproof.solver.exhaustive`)."""
+    host, key, count = least_layout(view, facts, penalty=prob.penalty)
+    answer = place_standbys(view, facts, host)
+    broken = violations(view, answer, facts.rules, facts=facts)
+    if broken:
+        raise AssertionError(f"the optimal layout breaks {broken[0].name}: {broken[0].sentence}")
+    values = evaluate(view, answer, facts)
+    if (values.imbalance, values.spread, values.moves, values.restore, values.warmups) != (*key[:3], prob.const_restore + key[3], 0):
+        raise AssertionError("the enumerated layout does not score what its answer does")
+    proof = (f"all {count} layouts of the actives the rules allow were scored (standbys on caught-up members first, "
+             f"so restore is {prob.const_restore} + cold actives); none is lexicographically below this one")
+    out = [Bound(n, v, v, "exhaustive", proof) for n, v in values.as_dict().items()]
+    return finish(OPTIMAL, answer, out, engine="exhaustive")
 
 
 def _prune(prob: _Problem, inst: GroupBalance):
@@ -605,72 +638,6 @@ def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, se
     answer = place_standbys(view, facts, found[0])
     minimising = "spread" if searched is None or searched.spread is None else "moves"
     return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {minimising}", "flow+benders" if searched is not None else "flow")
-
-
-def _distributions(subs, d):
-    """Ways to give ``d`` extra width units to the subtopologies ``subs`` (tuples of extras)."""
-    if not subs:
-        if d == 0:
-            yield ()
-        return
-    for e in range(d + 1):
-        for rest in _distributions(subs[1:], d - e):
-            yield (e, *rest)
-
-
-def _widen(prob: _Problem, inst: GroupBalance, subs: dict, sub_boxes: dict, *, budget: int = 64):
-    """Spread above its bound, by flow: every way to widen the subtopology boxes by d = 1, 2, ... (equal capacities).
-
-    With spread = bound + d, subtopology ``s`` is ``e_s`` wider than its least (the ``e_s`` sum to
-    ``d``) and its layouts lie in a box of level ``top_s .. top_s + e_s`` (a higher top would need
-    a lower bottom than its proven best). The optimal set is the union of these box sets; the
-    least-cost flow over all that admit one is the optimum of moves and restore, and each set
-    that admits none is certified infeasible (:func:`infeasibility_cut`). Gives up (None) once a
-    level has more than ``budget`` box sets.
-
-    Returns
-    -------
-    (solution, d, note) or (None, 0, "")
-    """
-    names = list(prob.subs)
-    tried = 0
-    for d in range(1, budget + 1):
-        combos = []
-        for extra in _distributions(names, d):
-            choices = [[None] if e == 0 else list(range(int(subs[s].top), int(subs[s].top) + e + 1)) for s, e in zip(names, extra)]
-            count = 1
-            for c in choices:
-                count *= len(c)
-            if len(combos) + count > budget:
-                return None, 0, ""
-            for levels in _product(choices):
-                boxes = dict(sub_boxes)
-                for s, e, a in zip(names, extra, levels):
-                    if e:
-                        boxes[s] = {m: (max(0, a - subs[s].least - e), a) for m in prob.caps}
-                combos.append(boxes)
-        best, feasible = None, 0
-        for boxes in combos:
-            tried += 1
-            found = _flow_stage3(prob, inst.boxes[0], boxes)
-            if found is None:
-                infeasibility_cut(*_stage3_network(prob, inst.boxes[0], boxes))  # certified, not assumed
-                continue
-            feasible += 1
-            if best is None or found[3].cost < best[3].cost:
-                best = found
-        if best is not None:
-            return best, d, f"spread is {d} above the per-subtopology bound: {tried} widened box sets tried by flow, each below certified infeasible, {feasible} at this width admit a layout"
-    return None, 0, ""
-
-
-def _product(choices):
-    if not choices:
-        yield ()
-        return
-    for first in choices[0]:
-        for rest in _product(choices[1:]):
-            yield (first, *rest)
 
 
 def _boxes_of(prob: _Problem, host: dict[str, str]) -> dict:

@@ -2,7 +2,8 @@
 
 An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the answer and the
 proven lower bound, with the proof of that bound said in words (``method`` names the kind:
-``z3-unsat``, ``flow-cut``, ``flow-duals``, ``arithmetic``, ``fixpoint``). An objective is
+``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``exhaustive``, ``arithmetic``,
+``fixpoint``). An objective is
 proven optimal when its lower bound meets its value. Nothing here is ever a silent guess:
 a timeout gives ``inconclusive`` with the best found and the bounds proven so far.
 """
@@ -33,8 +34,10 @@ class Bound:
         Proven: no assignment keeping the rules, with the objectives before this one at their
         values, does better than ``lower``.
     method : str
-        How ``lower`` is proven: ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``arithmetic``
-        (a count every assignment has), ``fixpoint`` (the rules allow one answer) or ``none``.
+        How ``lower`` is proven: ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders`` (a Z3
+        master over checked flow cuts, :mod:`rebalproof.solver.benders`), ``exhaustive`` (every
+        layout scored), ``arithmetic`` (a count every assignment has), ``fixpoint`` (the rules
+        allow one answer) or ``none``.
     proof : str
         The claim shown impossible, in words (``imbalance <= 0 is infeasible: ...``).
     """

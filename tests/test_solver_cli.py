@@ -4,9 +4,10 @@ import json
 import sys
 
 from rebalproof.cli.main import main
-from rebalproof.model.codec import encode_input
+from rebalproof.model.codec import decode_input, encode_input
 from rebalproof.properties import check_assignment
 from rebalproof.solver.optimize import optimal
+from rebalproof.solver.placement import solve_placement
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -30,7 +31,9 @@ def test_optimal_prints_a_proof_and_exits_0(tmp_path, capsys):
     assert main(["optimal", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("OPTIMAL (proven) under the ha rules")
-    assert "flow-cut" in out and '"probing_rebalance": false' in out
+    assert "exhaustive" in out and '"probing_rebalance": false' in out  # 4 tasks: every layout scored
+    flowed = solve_placement(decode_input(VIEW), "ha", small=0)  # the flow path proves the same by a cut
+    assert flowed.status == "optimal" and flowed.bound("imbalance").method == "flow-cut"
     assert main(["optimal", str(path), "--json", "--engine", "z3"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "optimal" and all(o["proven"] for o in data["objectives"])
