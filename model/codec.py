@@ -236,12 +236,19 @@ def write_json_atomic(path: str | os.PathLike, obj, *, indent: int | None = 2) -
     write_text_atomic(path, json.dumps(obj, indent=indent) + "\n")
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write text atomically: a temporary file in the same folder, then a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written report should read like any file
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)

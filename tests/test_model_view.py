@@ -114,3 +114,18 @@ def test_values_are_frozen_and_hashable():
     with pytest.raises(AttributeError):
         view.members = ()
     assert hash(view) == hash(decode_input(EXAMPLE))
+
+
+def test_atomic_write_leaves_an_ordinary_file(tmp_path):
+    import os
+    import stat
+
+    from rebalproof.model.codec import write_json_atomic
+
+    target = tmp_path / "out" / "result.json"
+    write_json_atomic(target, {"ok": True})
+    assert json.loads(target.read_text()) == {"ok": True}
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    assert [p.name for p in target.parent.iterdir()] == ["result.json"]  # no temporary left behind
