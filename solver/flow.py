@@ -63,19 +63,59 @@ class Cut:
         return f"{_list(self.members)} must get {_n(self.room)}, but only {_n(self.tasks)} can go there"
 
 
-def _network(classes, caps: dict[str, int]) -> tuple[nx.DiGraph, int]:
-    graph = nx.DiGraph()
-    total = 0
-    for i, (q, hosts) in enumerate(classes):
-        graph.add_edge("src", ("c", i), capacity=q)
-        total += q
-        for m in hosts:
-            graph.add_edge(("c", i), ("m", m))  # no capacity: unbounded, so a min cut never cuts it
-    for m, cap in caps.items():
-        graph.add_edge(("m", m), "snk", capacity=max(0, cap))
-    graph.add_node("src")
-    graph.add_node("snk")
-    return graph, total
+def _transport(classes, room: dict):
+    """Max flow source -> class ``i`` (``q_i``) -> its hosts (unbounded) -> member ``m`` (``room[m]``) -> sink.
+
+    Greedy start, then unit augmenting paths (class -> host -> a class holding units there ...
+    -> a member with room left). Returns ``(value, classes, members)``: the classes and members
+    on the source side of a minimum cut (reachable in the residual graph); the callers check the
+    certificate they derive from it by arithmetic, so this code is not trusted.
+    """
+    left = {m: max(0, v) for m, v in room.items()}
+    rest = [q for q, _ in classes]
+    held: dict = {}  # member -> {class index: units}
+    for i in sorted(range(len(classes)), key=lambda i: len(classes[i][1])):
+        for m in sorted(classes[i][1], key=lambda m: -left.get(m, 0)):
+            take = min(rest[i], left.get(m, 0))
+            if take > 0:
+                rest[i] -= take
+                left[m] -= take
+                held.setdefault(m, {})[i] = held.get(m, {}).get(i, 0) + take
+            if not rest[i]:
+                break
+    while True:
+        starts = [i for i in range(len(classes)) if rest[i] > 0]
+        came: dict = {}  # member -> class it was reached from
+        back: dict = {i: None for i in starts}  # class -> member it was reached through (None: from the source)
+        queue = deque(starts)
+        end = None
+        while queue and end is None:
+            i = queue.popleft()
+            for m in classes[i][1]:
+                if m in came:
+                    continue
+                came[m] = i
+                if left.get(m, 0) > 0:
+                    end = m
+                    break
+                for j, units in held.get(m, {}).items():
+                    if units > 0 and j not in back:
+                        back[j] = m
+                        queue.append(j)
+        if end is None:
+            value = sum(q for q, _ in classes) - sum(rest)
+            return value, set(back), set(came)
+        m = end  # augment one unit along the path back to a class with units left
+        left[m] -= 1
+        while True:
+            i = came[m]
+            held.setdefault(m, {})[i] = held.get(m, {}).get(i, 0) + 1
+            prev = back[i]
+            if prev is None:
+                rest[i] -= 1
+                break
+            held[prev][i] -= 1
+            m = prev
 
 
 def fits_under(classes, hi: dict[str, int]) -> Cut:
@@ -102,11 +142,10 @@ def fits_under(classes, hi: dict[str, int]) -> Cut:
         break
     else:
         return Cut(ok=True)
-    graph, _ = _network(classes, room)
-    value, (side, _) = nx.minimum_cut(graph, "src", "snk")
+    value, seen_classes, _ = _transport(classes, room)
     if value >= total:
         return Cut(ok=True)
-    return _upper(classes, [i for i in range(len(classes)) if ("c", i) in side], room)
+    return _upper(classes, sorted(seen_classes), room)
 
 
 def _upper(classes, chosen, room) -> Cut:
@@ -140,11 +179,10 @@ def fills_over(classes, lo: dict[str, int]) -> Cut:
             short[best] -= 1
     if all(v <= 0 for v in short.values()):
         return Cut(ok=True)
-    graph, _ = _network(classes, want)
-    value, (side, _) = nx.minimum_cut(graph, "src", "snk")
+    value, _, seen_members = _transport(classes, want)
     if value >= sum(want.values()):
         return Cut(ok=True)
-    return _lower(classes, sorted(m for m in want if ("m", m) not in side), want)
+    return _lower(classes, sorted(m for m in want if m not in seen_members), want)
 
 
 def _lower(classes, ys, want) -> Cut:

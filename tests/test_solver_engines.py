@@ -123,3 +123,28 @@ def test_bench_sizes_are_proven_by_flow_after_pruning():
     assert result.status == "optimal" and result.engine == "flow"
     assert [result.values[n] for n in OBJECTIVES] == [8, 63, 170, 115, 0]
     assert any("left out" in note for note in result.notes)
+
+
+@st.composite
+def transports(draw):
+    members = [f"I{i}" for i in range(draw(st.integers(1, 4)))]
+    classes = [(draw(st.integers(0, 4)), tuple(draw(st.sets(st.sampled_from(members), min_size=1)))) for _ in range(draw(st.integers(1, 4)))]
+    return classes, {m: draw(st.integers(-1, 5)) for m in members}
+
+
+@settings(max_examples=200)
+@given(transports())
+def test_one_sided_checks_agree_with_networkx_max_flow(case):
+    import networkx as nx
+
+    classes, bounds = case
+    graph = nx.DiGraph()
+    for i, (q, hosts) in enumerate(classes):
+        graph.add_edge("src", ("c", i), capacity=q)
+        for m in hosts:
+            graph.add_edge(("c", i), ("m", m))
+    for m, v in bounds.items():
+        graph.add_edge(("m", m), "snk", capacity=max(0, v))
+    value = nx.maximum_flow_value(graph, "src", "snk")
+    assert flow.fits_under(classes, bounds).ok == (value >= sum(q for q, _ in classes))
+    assert flow.fills_over(classes, bounds).ok == (value >= sum(max(0, v) for v in bounds.values()))
