@@ -1,4 +1,4 @@
-"""Time to a proven optimum: rebalproof's flow engine vs OR-tools CP-SAT vs a greedy heuristic.
+"""Time to a proven optimum: rebalproof's default engine vs OR-tools CP-SAT vs a greedy heuristic.
 
 Run: ``python bench/solver.py [--sizes 3x6,10x50,...] [--cap 120] [--seed 441]``. OR-tools is a
 benchmark-only extra (``pip install -e '.[bench]'``); without it the CP-SAT column says so.
@@ -9,11 +9,14 @@ instances, ~10% new instances with no state, ~5% previous instances gone; the ow
 stateful task is caught up (lag 0), its standby caught up 70% of the time, other previous
 instances hold stale state 20% of the time. Capacities 1.
 
-All three solve the same lexicographic problem (:mod:`rebalproof.solver.objectives`, ``ha``
-hard rules). CP-SAT is staged (one solve per objective, each fixed at its optimum before the
-next), on the natural model with the obvious pruning (actives only on allowed hosts), one
-worker. "TO" = no proof within the cap. The greedy column is the objective gap of a sticky
-greedy (keep each active on its owner when allowed, else the least loaded allowed host).
+Ours is :func:`rebalproof.solver.optimal` as the CLI runs it: tiny inputs enumerated, then flows
+with certificates (pairs no layout in the instance box can use left out), Benders over
+per-subtopology boxes or Z3 only where the floors do not meet. All three solve the same
+lexicographic problem (:mod:`rebalproof.solver.objectives`, ``ha`` hard rules). CP-SAT is
+staged (one solve per objective, each fixed at its optimum before the next), on the natural
+model with the obvious pruning (actives only on allowed hosts), one worker. "TO" = no proof
+within the cap. The greedy column is the objective gap of a sticky greedy (keep each active on
+its owner when allowed, else the least loaded allowed host).
 """
 
 from __future__ import annotations

@@ -365,7 +365,7 @@ def deficient_set(arcs, supplies: dict) -> frozenset | None:
     graph = nx.DiGraph()
     for u, v, lo, hi, _ in arcs:
         if hi is not None and hi < lo:
-            return frozenset({u, v}) if _short(arcs, supplies, {u, v}) else None
+            raise ValueError(f"arc {u}->{v} has an upper bound below its lower bound")
         need[u] = need.get(u, 0) + lo
         need[v] = need.get(v, 0) - lo
         if hi is None:
