@@ -228,3 +228,17 @@ def resolve_for_model(spec: str, *, timeout: float = 10.0) -> ResolvedForModel:
     return ResolvedForModel(
         assignor=resolved, name=spec, rules=rules, equivariant=equivariant, closer=resolved.close, kind=resolved.kind
     )
+
+
+def _spec_chooser(rest: str):
+    """``spec:ha`` (solver issue): every assignment the rules allow, one successor each.
+
+    Past the enumeration cap the solver raises ``SpecTooLarge``; the group model reports it as
+    a finding of the ``assignor-answers`` property at that rebalance (lower the bounds)."""
+    from rebalproof.solver.spec import resolve_spec
+
+    chooser = resolve_spec("spec:" + rest)
+    return chooser, chooser.rules, chooser.equivariant
+
+
+register_chooser("spec:", _spec_chooser)

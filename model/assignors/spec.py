@@ -115,6 +115,11 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float | None = N
     if spec.startswith("py:"):
         backend = PyAssignor(spec[len("py:"):].strip(), name=spec)
         return ResolvedAssignor(name=spec, kind="py", call=backend, rules=None, backend=backend)
+    if spec.startswith("spec:"):
+        raise InputError(
+            f"'{spec}' stands for every answer the rules allow, so it has no single answer: use it in "
+            "'rebalproof check --assignor spec:ha', and 'rebalproof optimal' for the best answer to one input"
+        )
     name, _, options = spec.partition(":")
     if name not in builtin_names():
         raise InputError(f"unknown assignor '{spec}'; give {spec_help()}")
