@@ -112,12 +112,14 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--time-limit", "time_limit", type=float, default=None, metavar="S", help="stop exploring after S seconds (inconclusive)")
 @click.option("--trace-dir", "trace_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="write counterexample traces here")
+@click.option("--dot", "dot_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="write the explored graph of stable states as Graphviz DOT, the first counterexample highlighted")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
 @click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
             standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout, time_limit,
-            trace_dir, as_json, progress, require_complete):
+            trace_dir, dot_path, as_json, progress, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
     values = {}
     if scenario is not None:
@@ -162,6 +164,11 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
             except OSError as exc:
                 raise InputError(f"cannot write the trace to '{path}': {exc.strerror or exc}; check --trace-dir") from None
             written[name] = str(path)
+    if dot_path is not None:
+        from rebalproof.traces.dot import write_dot
+
+        shown = next((r.discovery for r in result.violated if r.discovery is not None and r.discovery.kind in ("safety", "lasso")), None)
+        write_dot(dot_path, result.exploration, shown)
     code = result.exit_code(require_complete=require_complete)
     if as_json:
         report = result.to_json()
