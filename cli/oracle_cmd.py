@@ -57,7 +57,14 @@ def summary(report: OracleReport) -> str:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the table")
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None, metavar="FILE.jsonl",
               help='judge every {"input": ..., "output": ...} line of a JSON Lines file instead of one pair')
-def command(input_path: Path | None, output_path: Path | None, rules: str, as_json: bool, corpus_path: Path | None) -> int:
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="with --corpus: judge in this process, or in parallel on Spark")
+@click.option("--master", default=None, metavar="URL", help="with --engine spark: the Spark master  [default: local[*]]")
+@click.option("--partitions", type=int, default=None, metavar="N", help="with --engine spark: partitions of the corpus")
+@click.option("--worst-dir", "worst_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="with --engine spark: save the worst violating records of each property here")
+def command(input_path: Path | None, output_path: Path | None, rules: str, as_json: bool, corpus_path: Path | None,
+            engine: str, master: str | None, partitions: int | None, worst_dir: Path | None) -> int:
     """Check the assignment in OUTPUT.json for the rebalance in INPUT.json.
 
     Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
@@ -66,7 +73,10 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
     if corpus_path is not None:
         if input_path is not None or output_path is not None:
             raise InputError("give either INPUT.json OUTPUT.json or --corpus FILE.jsonl, not both")
-        return _corpus(corpus_path, rules=rules, as_json=as_json)
+        return _corpus(corpus_path, rules=rules, as_json=as_json, engine=engine, master=master,
+                       partitions=partitions, worst_dir=worst_dir)
+    if engine != "local" or master or partitions or worst_dir:
+        raise InputError("--engine, --master, --partitions and --worst-dir go with --corpus FILE.jsonl")
     if input_path is None or output_path is None:
         raise InputError("give INPUT.json and OUTPUT.json (or --corpus FILE.jsonl)")
     report = judge(input_path, output_path, rules=rules)
@@ -80,9 +90,17 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
     return 0 if report.ok else 1
 
 
-def _corpus(path: Path, *, rules: str, as_json: bool) -> int:
+def _corpus(path: Path, *, rules: str, as_json: bool, engine: str = "local", master: str | None = None,
+            partitions: int | None = None, worst_dir: Path | None = None) -> int:
     """``--corpus``: every line judged, counts per property, first and worst violating lines."""
-    report = check_corpus(path, rules=rules)
+    if engine == "spark":
+        from rebalproof.pipeline.corpus import check_corpus_spark
+
+        report = check_corpus_spark(str(path), rules, master=master, partitions=partitions, worst_dir=worst_dir)
+    elif master or partitions or worst_dir:
+        raise InputError("--master, --partitions and --worst-dir go with --engine spark")
+    else:
+        report = check_corpus(path, rules=rules)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
