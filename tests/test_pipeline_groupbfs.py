@@ -87,8 +87,8 @@ def verdicts(ctx, exploration, monitor):
 
 
 def test_equal_at_100k_states_with_the_default_hybrid(spark):
-    """cooperative + ha, 3 instances, 2 events, 2x3 tasks: 128,566 states when written."""
-    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2, partitions=3)
+    """cooperative + ha, 4 instances (3 at the start), 2 events: 118,253 states when written."""
+    model, ctx = check("cooperative", "ha", instances=4, initial=3, events=2)
     local, distributed = run_both(spark, model, ctx, evaluate_both=False)
     assert local.states >= 100_000 and local.complete
     assert distributed.spark_stats["spark_levels"] > 0 and distributed.spark_stats["driver_levels"] > 0

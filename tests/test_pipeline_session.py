@@ -101,3 +101,14 @@ def test_submit_entry_point_prints_its_paths(capsys):
 
     assert submit.main(["--path"]) == 0 and capsys.readouterr().out.strip().endswith("submit.py")
     assert submit.main(["--log4j"]) == 0 and capsys.readouterr().out.strip().startswith("file:///")
+
+
+@pytest.mark.parametrize(
+    "name", ["frontier", "space", "suite", "svg", "toymodels", "rebalances", "groupbfs"]
+)
+def test_doctests(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"rebalproof.pipeline.{name}")
+    assert doctest.testmod(module).failed == 0
