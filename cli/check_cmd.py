@@ -114,12 +114,24 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
               help="write counterexample traces here")
 @click.option("--dot", "dot_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="write the explored graph of stable states as Graphviz DOT, the first counterexample highlighted")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="explore in this process, or level by level on Spark (identical counts and verdicts)")
+@click.option("--master", default=None, metavar="URL", help="with --engine spark: the Spark master  [default: local[*]]")
+@click.option("--spark-partitions", "spark_partitions", type=int, default=None, metavar="N",
+              help="with --engine spark: partitions of each level")
+@click.option("--checkpoint-dir", "checkpoint_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="with --engine spark: write the visited set and frontier here (Parquet) as it goes")
+@click.option("--checkpoint-every", "checkpoint_every", type=int, default=None, metavar="LEVELS",
+              help="with --checkpoint-dir: every this many BFS levels  [default: every 5 minutes]")
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="with --engine spark: continue an exploration from its checkpoint directory")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
 @click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
             standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout, time_limit,
-            trace_dir, dot_path, as_json, progress, require_complete):
+            trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
+            as_json, progress, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
     values = {}
     if scenario is not None:
@@ -136,6 +148,8 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         raise InputError(f"--timeout must be more than 0 seconds, got {timeout:g}")
     bounds = Bounds(**{k: v for k, v in values.items() if k in BOUND_FIELDS})
     proto = parse_protocol(protocol_spec)
+    explorer = _engine(engine, master=master, partitions=spark_partitions, checkpoint_dir=checkpoint_dir,
+                       checkpoint_every=checkpoint_every, resume_dir=resume_dir)
     with resolve_for_model(spec, timeout=timeout) as resolved:
         chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
         symmetry = symmetry or resolved.default_symmetry
@@ -152,6 +166,7 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
                     symmetry_seed=symmetry_seed,
                     progress=display if display.enabled else None,
                     max_seconds=time_limit,
+                    explorer=explorer,
                 )
             except AssignorError as error:  # before any state: the warm start asks the assignor to settle the group
                 return _failed_before_exploring(error, trace_dir, as_json)
@@ -182,6 +197,29 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         return code
     _print_report(result, written, external=resolved.external)
     return code
+
+
+def _engine(engine, *, master, partitions, checkpoint_dir, checkpoint_every, resume_dir):
+    """The exploration engine: the local explorer, or the Spark one with its options."""
+    if engine == "local":
+        if master or partitions or checkpoint_dir or checkpoint_every or resume_dir:
+            raise InputError("--master, --spark-partitions, --checkpoint-dir, --checkpoint-every and --resume go with --engine spark")
+        from rebalproof.model.explorer import explore
+
+        return explore
+    if checkpoint_every is not None and checkpoint_every < 1:
+        raise InputError(f"--checkpoint-every must be at least 1 level, got {checkpoint_every}")
+    if resume_dir is not None and not resume_dir.is_dir():
+        raise InputError(f"--resume: '{resume_dir}' is not a checkpoint directory; give the --checkpoint-dir of the run to continue")
+    from rebalproof.pipeline.groupbfs import spark_explorer
+
+    return spark_explorer(
+        master=master,
+        partitions=partitions,
+        checkpoint_dir=str(checkpoint_dir) if checkpoint_dir else None,
+        checkpoint_every_levels=checkpoint_every,
+        resume=str(resume_dir) if resume_dir else None,
+    )
 
 
 def _failed_before_exploring(error: AssignorError, trace_dir: Path | None, as_json: bool) -> int:

@@ -115,8 +115,14 @@ def check_model(
     progress=None,
     stop_early: bool = False,
     max_seconds: float | None = None,
+    explorer=explore,
 ) -> CheckResult:
-    """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring."""
+    """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring.
+
+    ``explorer`` is the engine: :func:`rebalproof.model.explorer.explore` in this process, or a
+    drop-in with the same signature and result such as
+    :func:`rebalproof.pipeline.groupbfs.spark_explorer` (``check --engine spark``).
+    """
     if symmetry not in (True, False, "auto"):
         raise ValueError(f"symmetry must be True, False or 'auto', got {symmetry!r}")
     sym_check = None
@@ -132,7 +138,7 @@ def check_model(
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds)
-    exp = explore(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    exp = explorer(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
         sym_check = recheck_reached(sym_check, inner, model._chooser.views())
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
@@ -140,7 +146,7 @@ def check_model(
             # the same memo: views the reduced exploration asked are not asked again, calls add up
             model = GroupModel(protocol=protocol, bounds=bounds, assignor=model._chooser, assignor_name=assignor_name)
             monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
-            exp = explore(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
+            exp = explorer(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
     results = evaluate(ctx, exp, monitor)
     traces = {}
     for r in results:
