@@ -198,7 +198,7 @@ def command(suite_path, out_dir, engine, master, driver_memory, spark_logs, only
         print_table(["property", *(row.assignor for row in rows)], table,
                     title=f"{len(corpus)} views ({sources}, {generated} generated with seed {seed})")
         for row in rows:
-            judgement = judge_row(row, section.known_for(row.assignor))
+            judgement = judge_row(row, section.known_for(row.assignor), section.not_promised_for(row.assignor))
             rebalance_unexpected += judgement["unexpected"]
             for name, outcome in judgement["outcomes"].items():
                 if outcome == "regression":
@@ -206,6 +206,8 @@ def command(suite_path, out_dir, engine, master, driver_memory, spark_logs, only
                     click.echo(f"violated: {row.assignor}: {name} on {example['label']}: {example['message']}")
                 elif outcome == "fixed":
                     click.echo(f"unexpected: {row.assignor}: {name} is known to be violated but held on every view (fixed? update the suite)")
+                elif outcome == "promise changed":
+                    click.echo(f"unexpected: {row.assignor}: {name}: the rule set's promise differs from the suite's record (promise changed)")
                 elif outcome == "expected finding":
                     click.echo(f"expected finding: {row.assignor}: {name}: {judgement['known'][name]}")
             for name, tally in row.properties.items():

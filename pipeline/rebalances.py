@@ -263,18 +263,26 @@ def run_matrix(specs, corpus, *, rules: str, timeout: float, finding_dir: Path |
     return rows
 
 
-def judge_row(row: Row, known: dict[str, str]) -> dict:
-    """Outcome per property of one assignor's row: pass, expected finding, regression or fixed.
+def judge_row(row: Row, known: dict[str, str], not_promised: tuple[str, ...] | None = None) -> dict:
+    """Outcome per property of one assignor's row (as :func:`rebalproof.pipeline.suite.classify` names them).
 
-    ``known`` maps a property to why the assignor is known to violate it. A finding (the
+    ``known`` maps a property to why the assignor is known to violate it; ``not_promised``
+    (when recorded) lists the properties its rule set does not promise: a property the rule set
+    judged after all, or one it stopped promising, is a *promise changed*. A finding (the
     assignor crashed, hung or answered malformed output) is always unexpected.
     """
     outcomes = {}
     for name, tally in row.properties.items():
-        violated = tally.counts[Status.VIOLATED.value] > 0
-        if name in known:
+        counts = tally.counts
+        violated = counts[Status.VIOLATED.value] > 0
+        only_not_promised = counts[Status.NOT_PROMISED.value] > 0 and not any(
+            counts[s.value] for s in Status if s is not Status.NOT_PROMISED
+        )
+        if not_promised is not None and only_not_promised != (name in not_promised):
+            outcomes[name] = "promise changed"
+        elif name in known:
             outcomes[name] = "expected finding" if violated else "fixed"
         else:
             outcomes[name] = "regression" if violated else "pass"
-    unexpected = sum(o in ("regression", "fixed") for o in outcomes.values()) + (1 if row.findings else 0)
+    unexpected = sum(o in ("regression", "fixed", "promise changed") for o in outcomes.values()) + (1 if row.findings else 0)
     return {"outcomes": outcomes, "unexpected": unexpected, "known": dict(known)}

@@ -15,8 +15,10 @@ A suite is a TOML file (data only, like the scenario files: numbers, booleans, n
     ``scale-down-completes = "violated: KIP-429 v1 has no leaving members"``.
 ``[rebalances]``
     the per-rebalance section: ``assignors`` (specs), ``generated`` (how many generated views
-    beside the seeds' views), ``seed``, ``rules`` (for ``py:``/``exec:`` assignors), and
-    ``known`` — per assignor spec, a table from per-assignment property to why it is violated.
+    beside the seeds' views), ``seed``, ``rules`` (for ``py:``/``exec:`` assignors),
+    ``not_promised`` — per assignor spec, the per-assignment properties its rule set does not
+    promise (recorded and compared, as for checks), and ``known`` — per assignor spec, a table
+    from per-assignment property to why it is violated.
 
 Every verdict is then one of: *pass* (as expected), *expected finding* (a known violation,
 seen again), or unexpected — *regression* (expected to hold, violated), *fixed* (a known
@@ -63,7 +65,7 @@ UNEXPECTED = frozenset(OUTCOMES) - {"pass", "expected finding"}
 
 _SUITE_KEYS = ("name", "description")
 _CHECK_KEYS = ("name", "protocol", "assignor", "rules", "symmetry", "time_limit", "bounds", "not_promised", "known")
-_REBALANCE_KEYS = ("assignors", "generated", "seed", "rules", "known")
+_REBALANCE_KEYS = ("assignors", "generated", "seed", "rules", "not_promised", "known")
 _TOP_KEYS = ("suite", "check", "rebalances")
 _RULES = ("ha", "learner", "sticky", "eager", "none")
 
@@ -122,10 +124,15 @@ class RebalanceSpec:
     generated: int = 200
     seed: int = 0
     rules: str = "ha"
+    not_promised: tuple[tuple[str, tuple[str, ...]], ...] = ()
     known: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def known_for(self, assignor: str) -> dict[str, str]:
         return dict(dict(self.known).get(assignor, ()))
+
+    def not_promised_for(self, assignor: str) -> tuple[str, ...] | None:
+        """The recorded non-promises of ``assignor``; None when the suite records none."""
+        return dict(self.not_promised).get(assignor)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,14 +266,23 @@ def _rebalances(raw) -> RebalanceSpec:
     rules = raw.get("rules", "ha")
     if rules not in _RULES[:-1]:
         raise InputError(f"must be one of {', '.join(_RULES[:-1])}, got {rules!r}", where=f"{where}.rules")
-    known = _table(raw.get("known", {}), f"{where}.known")
     names = _assignment_property_names()
+    not_promised = _table(raw.get("not_promised", {}), f"{where}.not_promised")
+    recorded = tuple((spec, _names(props, f"{where}.not_promised.{spec}", names)) for spec, props in sorted(not_promised.items()))
+    known = _table(raw.get("known", {}), f"{where}.known")
     entries = []
     for spec, table in sorted(known.items()):
         table = _table(table, f"{where}.known.{spec}")
         _names(list(table), f"{where}.known.{spec}", names)
         entries.append((spec, tuple((p, _text(why, f"{where}.known.{spec}.{p}")) for p, why in sorted(table.items()))))
-    return RebalanceSpec(assignors=tuple(a.strip() for a in assignors), generated=generated, seed=seed, rules=rules, known=tuple(entries))
+    return RebalanceSpec(
+        assignors=tuple(a.strip() for a in assignors),
+        generated=generated,
+        seed=seed,
+        rules=rules,
+        not_promised=recorded,
+        known=tuple(entries),
+    )
 
 
 def parse_suite(data: dict, *, path: str = "") -> Suite:

@@ -204,3 +204,14 @@ def test_verify_on_spark_from_the_command_line(capsys, tmp_path):
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["engine"] == {"kind": "spark", "master": "local[2]"}
     assert [c["outcome"] for c in results["checks"]] == ["pass", "expected findings"]
+
+
+def test_a_changed_per_rebalance_promise_is_unexpected(capsys, tmp_path):
+    recorded = TINY + '\n[rebalances.not_promised]\nsticky = ["warmup-bound", "caught-up-active"]\n'
+    code, out, _ = run(capsys, "verify", str(write(tmp_path, "p.toml", recorded)), "--out", str(tmp_path / "o"),
+                       "--engine", "local", "--check", "eager+sticky")
+    assert code == 1 and "unexpected: sticky: warmup-bound: the rule set's promise differs" in out
+    right = TINY + '\n[rebalances.not_promised]\nsticky = ["caught-up-active"]\n'
+    code, _, _ = run(capsys, "verify", str(write(tmp_path, "q.toml", right)), "--out", str(tmp_path / "o2"),
+                     "--engine", "local", "--check", "eager+sticky")
+    assert code == 0
