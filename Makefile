@@ -40,6 +40,7 @@ bench: $(STAMP) java
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python bench/solver.py
 	$(BIN)/python bench/explore.py
+	$(BIN)/python bench/spark.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis
