@@ -315,30 +315,10 @@ def infeasibility_cut(arcs, supplies: dict) -> str:
     quick = quick_cut(arcs, supplies)
     if quick is not None:
         return quick
-    need: dict = {}
-    graph = nx.DiGraph()
-    for u, v, lo, hi, _ in arcs:
-        need[u] = need.get(u, 0) + lo  # the lower bound is sent up front: u must get it back, v has it
-        need[v] = need.get(v, 0) - lo
-        if hi is None:
-            graph.add_edge(u, v)
-        else:
-            graph.add_edge(u, v, capacity=hi - lo)
-    for node, units in supplies.items():
-        need[node] = need.get(node, 0) - units
-    want = 0
-    for node, d in need.items():
-        if d > 0:
-            graph.add_edge(node, "*sink*", capacity=d)
-            want += d
-        elif d < 0:
-            graph.add_edge("*source*", node, capacity=-d)
-    graph.add_node("*source*")
-    graph.add_node("*sink*")
-    value, (side, _) = nx.minimum_cut(graph, "*source*", "*sink*")
-    if value >= want:
+    cut = _hoffman_cut(arcs, supplies)
+    if cut is None:
         raise AssertionError("the flow exists: no infeasibility certificate")
-    inside = {n for n in need if n not in side}  # the sink side
+    need, inside = cut
     demand = sum(need[n] for n in inside)
     entering = 0
     for u, v, lo, hi, _ in arcs:
@@ -361,11 +341,29 @@ def deficient_set(arcs, supplies: dict) -> frozenset | None:
     (:mod:`rebalproof.solver.benders`).
     """
     arcs = list(arcs)
-    need: dict = {}
-    graph = nx.DiGraph()
     for u, v, lo, hi, _ in arcs:
         if hi is not None and hi < lo:
             raise ValueError(f"arc {u}->{v} has an upper bound below its lower bound")
+    cut = _hoffman_cut(arcs, supplies)
+    if cut is None:
+        return None
+    inside = frozenset(cut[1])
+    if not _short(arcs, supplies, inside):
+        raise AssertionError("cut does not certify infeasibility")
+    return inside
+
+
+def _hoffman_cut(arcs, supplies: dict):
+    """(net demand per node, the sink side of a minimum cut) when no flow meets the bounds, else None.
+
+    The usual transformation: each lower bound is sent up front (its tail must get it back, its
+    head has it), so the nodes' net demands and the arcs' remaining room form a plain max-flow
+    problem from a super source to a super sink; a flow that cannot meet every demand leaves a
+    cut whose sink side is the node set Hoffman's condition rejects.
+    """
+    need: dict = {}
+    graph = nx.DiGraph()
+    for u, v, lo, hi, _ in arcs:
         need[u] = need.get(u, 0) + lo
         need[v] = need.get(v, 0) - lo
         if hi is None:
@@ -386,10 +384,7 @@ def deficient_set(arcs, supplies: dict) -> frozenset | None:
     value, (side, _) = nx.minimum_cut(graph, "*source*", "*sink*")
     if value >= want:
         return None
-    inside = frozenset(n for n in need if n not in side)
-    if not _short(arcs, supplies, inside):
-        raise AssertionError("cut does not certify infeasibility")
-    return inside
+    return need, {n for n in need if n not in side}
 
 
 def _short(arcs, supplies: dict, inside) -> bool:
