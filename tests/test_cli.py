@@ -204,7 +204,7 @@ def test_assign_unknown_assignor_from_the_console_script(tmp_path):
 def test_verify_external_assignor_writes_json(capsys, tmp_path):
     out_file = tmp_path / "verify.json"
     code, out, _ = run(capsys, "verify", "--assignor", exec_spec("correct.py"), "--rules", "eager",
-                       "--generated", "12", "--json", str(out_file))
+                       "--generated", "12", "--json", str(out_file), "--engine", "local", "--out", str(tmp_path / "out"))
     result = json.loads(out_file.read_text())
     (row,) = result["assignors"]
     assert row["rules"] == "eager" and row["findings"] == 0 and row["calls"] == result["corpus"]["views"]
@@ -216,14 +216,15 @@ def test_verify_external_assignor_writes_json(capsys, tmp_path):
 
 def test_verify_counts_findings_and_fails(capsys, tmp_path):
     code, out, _ = run(capsys, "verify", "--assignor", exec_spec("crash.py", "2"), "--generated", "6",
-                       "--finding-dir", str(tmp_path))
+                       "--finding-dir", str(tmp_path), "--engine", "local", "--out", str(tmp_path / "out"))
     assert code == 1 and "finding: exec:" in out
     assert len(list(tmp_path.glob("finding-crash-*.json"))) >= 1
 
 
-def test_verify_is_deterministic(capsys):
-    first = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
-    second = run(capsys, "verify", "--assignor", "sticky", "--generated", "16")
+def test_verify_is_deterministic(capsys, tmp_path):
+    args = ("verify", "--assignor", "sticky", "--generated", "16", "--engine", "local", "--out", str(tmp_path))
+    first = run(capsys, *args)
+    second = run(capsys, *args)
     assert first == second and "sticky" in first[1]
 
 
