@@ -70,13 +70,15 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
     Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
     valid JSON, not in the contract's shape, or names ids the input does not.
     """
+    if engine == "local" and (master or partitions or worst_dir):
+        raise InputError("--master, --partitions and --worst-dir go with --engine spark (and --corpus FILE.jsonl)")
     if corpus_path is not None:
         if input_path is not None or output_path is not None:
             raise InputError("give either INPUT.json OUTPUT.json or --corpus FILE.jsonl, not both")
         return _corpus(corpus_path, rules=rules, as_json=as_json, engine=engine, master=master,
                        partitions=partitions, worst_dir=worst_dir)
-    if engine != "local" or master or partitions or worst_dir:
-        raise InputError("--engine, --master, --partitions and --worst-dir go with --corpus FILE.jsonl")
+    if engine != "local":
+        raise InputError("--engine spark and its options go with --corpus FILE.jsonl")
     if input_path is None or output_path is None:
         raise InputError("give INPUT.json and OUTPUT.json (or --corpus FILE.jsonl)")
     report = judge(input_path, output_path, rules=rules)
@@ -97,8 +99,6 @@ def _corpus(path: Path, *, rules: str, as_json: bool, engine: str = "local", mas
         from rebalproof.pipeline.corpus import check_corpus_spark
 
         report = check_corpus_spark(str(path), rules, master=master, partitions=partitions, worst_dir=worst_dir)
-    elif master or partitions or worst_dir:
-        raise InputError("--master, --partitions and --worst-dir go with --engine spark")
     else:
         report = check_corpus(path, rules=rules)
     if as_json:
