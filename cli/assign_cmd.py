@@ -7,7 +7,7 @@ built-in's) or by ``--rules`` (``ha`` for an external assignor unless told), and
 goes to stderr; exit 1 on a violation.
 
 An assignor that crashes, hangs past ``--timeout``, or answers something that is not an
-Assignment for the input is a *finding* (DESIGN.md "External assignors"): one line on stderr
+Assignment for the input is a *finding* (docs/DESIGN.md "External assignors and the exec protocol"): one line on stderr
 saying what happened, then the input that caused it; ``--finding-dir DIR`` also saves it as
 ``DIR/finding-<kind>-<digest>.json``; exit 1. Never a traceback, never a hang.
 """

@@ -1,6 +1,6 @@
 """``rebalproof oracle INPUT.json OUTPUT.json``: judge one assignment against the rules.
 
-The golden oracle of DESIGN.md: any implementation's answer to one rebalance, checked property
+The golden oracle of docs/DESIGN.md: any implementation's answer to one rebalance, checked property
 by property (``one-active``, ``no-colocation``, ``warmup-bound``, ``standby-count``,
 ``caught-up-active``, ``fixpoint``, ``stable``, ``balanced``) under one rule set. A property
 the rule set does not promise is shown as ``not promised``, never dropped.

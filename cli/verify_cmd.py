@@ -1,6 +1,6 @@
 """``rebalproof verify [SUITE.toml]``: the main job — the verification matrix, on Spark.
 
-Two sections (DESIGN.md "CLI"):
+Two sections (docs/DESIGN.md "Commands"):
 
 1. **Model checks.** Every ``[[check]]`` of the suite (default: the suite shipped with
    rebalproof, :data:`rebalproof.pipeline.suite.DEFAULT_SUITE`) is one Spark task: a protocol

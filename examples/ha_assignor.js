@@ -3,7 +3,7 @@
 //
 // rebalproof runs it as an external assignor:   exec:node examples/ha_assignor.js
 // It reads one RebalanceInput JSON object per line on stdin and writes one Assignment JSON
-// object per line on stdout, in order (DESIGN.md "Contracts"). Plain node, no packages.
+// object per line on stdout, in order (docs/DESIGN.md "Contracts"). Plain node, no packages.
 // It gives the same answers as its twin ha_assignor.py; see that file for the phases:
 //   1. keep a settled assignment (KIP-441 requirement 5)
 //   2. otherwise plan a balanced target, subtopology by subtopology, sticky (requirement 6)

@@ -1,6 +1,6 @@
 """A small KIP-441 assignor: the worked example of a correct implementation, in plain Python.
 
-It speaks the contract of rebalproof's external assignors (DESIGN.md "Contracts"):
+It speaks the contract of rebalproof's external assignors (docs/DESIGN.md "Contracts"):
 
 - as ``py:ha_assignor:assign`` (with ``examples/`` on the Python path): a dict in, a dict out;
 - as ``exec:python3 examples/ha_assignor.py``: one RebalanceInput per line on stdin, one

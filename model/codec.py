@@ -1,4 +1,4 @@
-"""JSON codecs for exactly the contract in DESIGN.md: ``RebalanceInput`` and ``Assignment``.
+"""JSON codecs for exactly the contract in docs/DESIGN.md: ``RebalanceInput`` and ``Assignment``.
 
 Decoding validates shape (types, unknown fields) here and semantics (duplicates, unknown
 ids, negative numbers) in the values themselves; every problem is an

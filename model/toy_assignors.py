@@ -10,7 +10,7 @@ They are not registered in :mod:`rebalproof.model.assignors` (the built-ins' reg
   "To unready learner tasks owners", "To instances with standby tasks", "To resource
   available instances" (least loaded, ties by id). A previous owner of a task it revoked at
   the join (being learned) is the member that still reports it caught up and holds it in no
-  role (the learner encoding, DESIGN.md). A stateless task on a leaving member moves at once.
+  role (the learner encoding, docs/DESIGN.md). A stateless task on a leaving member moves at once.
 - "Keep existing learner tasks' assignment unchanged" (until the learner took over).
 - "Pick new learner tasks out of heaviest loaded instances" and assign them "To new-coming
   instances with abundant resource": *abundant resource* is read as a free thread (load below

@@ -72,7 +72,7 @@ Check = Callable[[RebalanceInput, Assignment], Verdict]
 
 @dataclass(frozen=True, kw_only=True)
 class AssignmentProperty:
-    """One per-rebalance property as named data (DESIGN.md "Properties").
+    """One per-rebalance property as named data (docs/DESIGN.md "The property catalogue").
 
     Attributes
     ----------

@@ -390,13 +390,13 @@ METAMORPHIC: tuple[MetamorphicProperty, ...] = (
         name="renaming",
         promise="renaming instances, tasks or subtopologies in the input renames the answer (up to automorphism)",
         check=renaming,
-        source="DESIGN.md Exploration: symmetry reduction is sound only for equivariant assignors",
+        source="docs/DESIGN.md Exploration: symmetry reduction is sound only for equivariant assignors",
     ),
     MetamorphicProperty(
         name="reordering",
         promise="members, tasks, roles and lags listed in another order get the same answer",
         check=reordering,
-        source="DESIGN.md Contracts: the input's lists are sets",
+        source="docs/DESIGN.md Contracts: the input's lists are sets",
     ),
     MetamorphicProperty(
         name="idempotence",

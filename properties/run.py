@@ -1,4 +1,4 @@
-"""Properties of runs of the group model, as named data (DESIGN.md "Per run of the group model").
+"""Properties of runs of the group model, as named data (docs/DESIGN.md "Per run").
 
 Each :class:`RunProperty` has a name, an expectation (``always`` / ``sometimes`` /
 ``eventually``), a one-line promise, which protocol+assignor pairs promise it, and a check of

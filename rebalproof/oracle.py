@@ -1,7 +1,7 @@
 """The golden oracle: check one assignor answer against the rules, from a user's own tests.
 
 :func:`check` takes the leader's view of one rebalance and an assignor's answer — JSON objects
-as in the contract (DESIGN.md "Contracts") or the values :mod:`rebalproof.model` decodes them
+as in the contract (docs/DESIGN.md "Contracts") or the values :mod:`rebalproof.model` decodes them
 to — and returns an :class:`OracleReport` with one verdict per property of
 :data:`rebalproof.properties.PER_ASSIGNMENT`. The ``rebalproof oracle`` command is this
 function on two files.

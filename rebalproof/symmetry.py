@@ -8,7 +8,7 @@ leader's memory ``previous_members``); applied to an :class:`Assignment` it rena
 and tasks. Capacities, lags, configs and ``stateful`` flags travel with the ids.
 
 An assignor ``f`` is **equivariant** on an input ``x`` when renaming the input renames the
-answer: ``f(r(x))`` equals ``r(f(x))``. Symmetry reduction in the explorer (DESIGN.md
+answer: ``f(r(x))`` equals ``r(f(x))``. Symmetry reduction in the explorer (docs/DESIGN.md
 "Exploration") is sound only for such assignors.
 
 Equivalence is taken **up to automorphism**, which is the sound comparison: if ``x`` is

@@ -5,7 +5,7 @@ construction; each broken assignor takes its answer and adds one defect. A broke
 returns None when the input gives its defect no room (no stateless task to move, no standby
 to drop, ...), so tests ``assume`` it. :data:`BROKEN` maps each to the one property it breaks.
 
-The defects are written from the definitions in DESIGN.md, not from the property code, so a
+The defects are written from the definitions in docs/DESIGN.md, not from the property code, so a
 test that runs them checks the properties against an independent reading.
 """
 
@@ -86,7 +86,7 @@ def _holds_any(holds: dict, member: str, task: str) -> bool:
 
 
 def _extra(view: RebalanceInput, holds: dict) -> int:
-    """Copies of stateful tasks beyond the active and min(num_standby_replicas, members - 1), by DESIGN.md."""
+    """Copies of stateful tasks beyond the active and min(num_standby_replicas, members - 1), by docs/DESIGN.md."""
     allowed = max(0, min(view.config.num_standby_replicas, len(view.members) - 1))
     return sum(max(0, sum(_holds_any(holds, m, t) for m in holds) - 1 - allowed) for t in view.stateful_task_ids)
 

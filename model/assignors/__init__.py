@@ -1,6 +1,6 @@
 """Assignors: pure functions from the leader's view (:class:`RebalanceInput`) to an :class:`Assignment`.
 
-This is the seam everything turns on (DESIGN.md "Architecture"): built-in assignors, the
+This is the seam everything turns on (docs/DESIGN.md "Architecture"): built-in assignors, the
 solver's spec-allowed assignments and external implementations all plug in here.
 
 A built-in assignor is registered with :func:`register` as :class:`AssignorInfo`: its name,

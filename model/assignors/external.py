@@ -1,6 +1,6 @@
 """External assignors: a Python callable (``py:``) or a program speaking JSON lines (``exec:``).
 
-DESIGN.md "External assignors": a slow, crashing or malformed implementation is a *finding*
+docs/DESIGN.md "External assignors and the exec protocol": a slow, crashing or malformed implementation is a *finding*
 about that implementation (:class:`~rebalproof.errors.AssignorError`, carrying the input that
 caused it), never a crash of rebalproof. Setting one up wrongly (a module that does not import,
 a command that is not there) is the user's to fix: :class:`~rebalproof.errors.InputError`.
