@@ -22,11 +22,19 @@ Definitions (abstraction choices stated once, here):
 - a *decisive* rebalance is one whose assignor answer differs from what was decided before it
   (what members hold, with undelivered assignments counted as made) and which is not only a
   cooperative follow-up (the hand-over of an already decided move).
-- ``bounded-unavailability`` counts, along any stretch of a run during which a task is processed
-  by nobody (no owner, or an owner still restoring), the *rounds that change its owner*:
-  rebalances whose delivered assignment gives the task to another member than the one that
-  held it before, or was about to receive it from an abandoned rebalance (or to nobody). Rebalances that leave a restoring owner in place do not count:
-  how long a restore takes is not the protocol's doing. The bound is :data:`UNAVAILABILITY_BOUND`.
+- ``bounded-unavailability``: a rebalance that takes a stateful task from a member holding
+  state for it (or about to receive it) and gives it to members all *less caught up* on it, or
+  to nobody, is a *regressive* owner change, a violation where promised (cooperative + ``ha``):
+  KIP-441 property 1, "The assignment algorithm is required to assign active stateful tasks to
+  the most-caught-up-instances", and "If there is no such instance, then it assigns the active
+  task to the instance that is closest to catching up". Owner changes forced by membership
+  (the holder left, crashed or is leaving) or by the caught-up rule (the new owner is caught up:
+  "the leader assigns active tasks only to instances that are ready to begin processing them
+  immediately") are not the assignor's doing and never count; moves between equally behind
+  members are allowed by property 1, and the seeds only say they *should* be avoided (property
+  6: "may not be easy to guarantee"), so along every stretch during which nobody processes a
+  task they are measured (``worst_unforced``), as are all owner-changing rounds
+  (``worst_rounds``), never judged. See :func:`owner_change`.
 - ``converges``: under weak fairness (restores finish, deliveries arrive, needed and scheduled
   rebalances happen) every run without membership change settles; for the KIP-441 rules the
   settled assignment is balanced and the decisive rebalances after one added instance are at
@@ -52,6 +60,7 @@ from rebalproof.model.group_state import (
     is_stable,
     processing,
 )
+from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.run_liveness import fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.verdict import Status, Verdict
@@ -69,10 +78,11 @@ __all__ = [
     "rebalance_bound",
 ]
 
-#: Most owner-changing rounds in one unprocessed stretch of a task, for the pairs that promise
-#: ``bounded-unavailability``: a hand-over takes one (revoked, then handed over by the follow-up
-#: rebalance); one more is allowed for a lost task whose first new owner is itself lost.
-UNAVAILABILITY_BOUND = 2
+#: Regressive owner changes allowed (:func:`owner_change`) for the pairs that promise
+#: ``bounded-unavailability``: none, KIP-441 property 1 is a "required" property. (Until 2026-11
+#: the bound was 2 owner-changing rounds of any kind, which KIP-441's own rules break: a task
+#: lost with its owner, then handed to the first member to catch up, changes owner 3 times.)
+UNAVAILABILITY_BOUND = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,6 +214,55 @@ def _scale_down_done(ctx, model, s, a, nxt, step):
     return len(nxt.members) < len(s.members)
 
 
+#: How a rebalance changes the owner of a task nobody processes (see :func:`owner_change`).
+FORCED, TIE, REGRESSIVE = "forced", "tie", "regressive"
+
+
+def owner_change(step, task, before, after, leaving) -> str | None:
+    """Why a rebalance takes ``task`` from a member that held it, or None when it takes it from nobody.
+
+    ``before`` are the members that held the task or were about to receive it (undelivered
+    assignments counted as made), ``after`` those the delivered assignment gives it to, ranks
+    are KIP-441's lag ranks in the leader's view. The change is
+
+    - :data:`FORCED` (not the assignor's doing) when it only takes the task from a member that
+      is leaving (KIP-429 v2 ``isLeaving``: a scale-down hands everything over) or has no state
+      for it (nothing to lose), or gives it to a member caught up on it: "In each rebalance,
+      the leader assigns active tasks only to instances that are ready to begin processing
+      them immediately" (KIP-441). A task nobody present holds (its owner left or crashed, or
+      revoked it for a hand-over) is placed, not moved: "Of course, the algorithm must also
+      assign stateless tasks", and stateful ones all the more;
+    - :data:`REGRESSIVE` when it gives the task to members all less caught up than a holder
+      with state, or to nobody: KIP-441 property 1 requires actives "to the most-caught-up
+      instances" and "If there is no such instance, then it assigns the active task to the
+      instance that is closest to catching up";
+    - :data:`TIE` when the new owner is as far from caught up as the holder: allowed by
+      property 1 (both are "most caught-up"), against the goal "allow the prior owner of that
+      task to keep it ... until the new owner gets caught up", which property 6 makes a
+      "should" ("Depending on the implementation, this may not be easy to guarantee"), so a
+      measure, never a violation.
+    """
+    view = step.view
+    if not view.task(task).stateful:
+        return None if not before else FORCED  # every member can process it at once (KIP-441: no lag)
+    away = [m for m in before if m not in after]
+    if not away:
+        return None
+    holders = [m for m in away if m not in leaving and lag_of(view, m, task) != NO_STATE]
+    if not holders:
+        return FORCED
+    target = step.assignment.actives_of(task)
+    if not target:
+        return REGRESSIVE
+    if all(is_caught_up(view, m, task) for m in target):
+        return FORCED
+    closest = min(rank(view, m, task) for m in target)
+    holder = min(rank(view, m, task) for m in holders)
+    if closest > holder:
+        return REGRESSIVE
+    return TIE if closest == holder else FORCED
+
+
 def _kind_is(kind):
     def check(ctx, model, s, a, nxt, step):
         return a.kind == kind
@@ -275,7 +334,8 @@ RUN_PROPERTIES: tuple[RunProperty, ...] = (
     ),
     RunProperty(
         name="bounded-unavailability", expectation="always", scope="graph",
-        promise=f"no task changes owner more than {UNAVAILABILITY_BOUND} times while unprocessed (rounds without processing)",
+        promise="no rebalance gives a task to members less caught up on it than a member holding it (KIP-441 property 1); "
+        "owner changes forced by membership or by a caught-up member are not counted",
         promised_by="cooperative with the ha rules", promised=_unavailability_promised,
         witness="task-moves",
     ),
@@ -366,10 +426,12 @@ class RunMonitor:
         self.unprocessed = array("Q")
         self.edge_weight = bytearray()
         self.edge_moved: dict[int, int] = {}  # rebalance edge -> bitmask of tasks whose owner it changes
+        self.edge_unforced: dict[int, int] = {}  # ... of those, the changes nothing forced (ties and regressive)
         self._layouts: dict = {}
         self._state_checks = [p for p in self.properties if p.scope == "state" and p.check is not None]
         self._edge_checks = [p for p in self.properties if p.scope == "edge" and p.check is not None]
         self._ha = ctx.rules == "ha"
+        self._judges_unavailability = any(p.name == "bounded-unavailability" for p in self.properties)
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
 
     def _record(self, name: str, discovery: Discovery) -> None:
@@ -440,14 +502,30 @@ class RunMonitor:
                     raw[m_id] = roles
             if delivered != pre:
                 weight |= 1
-                moved = 0
+                moved = ties = regressive = 0
+                leaving = {m.id for m in s.members if m.leaving}
                 for i, t in enumerate(self.model.task_ids):
                     before = tuple(m for m, r in decided_roles.items() if t in r[0])
                     after = tuple(x[0] for x in step.delivered if t in x[1])
                     if before != after:
                         moved |= 1 << i
+                        why = owner_change(step, t, before, after, leaving)
+                        if why == TIE:
+                            ties |= 1 << i
+                        elif why == REGRESSIVE:
+                            regressive |= 1 << i
                 if moved:
                     self.edge_moved[e] = moved
+                if ties | regressive:
+                    self.edge_unforced[e] = ties | regressive
+                if regressive and self._judges_unavailability and "bounded-unavailability" not in self.discoveries:
+                    t = self.model.task_ids[(regressive & -regressive).bit_length() - 1]
+                    holders = [m for m, r in decided_roles.items() if t in r[0] and not any(t in x[1] for x in step.delivered if x[0] == m)]
+                    target = ", ".join(step.assignment.actives_of(t)) or "nobody"
+                    self._record("bounded-unavailability", Discovery(
+                        property="bounded-unavailability", kind="safety", state=src, action=a,
+                        message=f"task {t} is taken from {', '.join(holders)} and given to {target}, less caught up on it",
+                    ))
             if raw != pre and s.triggers != ("revoked",):
                 weight |= 2
         self.edge_weight.append(weight)
@@ -591,51 +669,52 @@ def _check_shuffle(ctx, g: _Graph):
     return None, None, None, {}
 
 
-def _check_unavailability(ctx, g: _Graph):
+def _worst_stretch(g: _Graph, moved: dict) -> tuple[float, str | None]:
+    """The most rounds of ``moved`` (edge -> task bitmask) on one path along which the task
+    stays unprocessed, and that task; ``inf`` when a cycle repeats them."""
     exp, mon = g.exp, g.monitor
-    worst_all, worst_task, disc = 0, None, None
+    worst_all, worst_task = 0, None
     for i, t in enumerate(exp.model.task_ids):
         bit = 1 << i
-        nodes = {u for u in range(exp.states) if mon.unprocessed[u] & bit}
-        if not nodes:
+        if not any(v & bit for v in moved.values()):
             continue
-        moved = mon.edge_moved
+        nodes = {u for u in range(exp.states) if mon.unprocessed[u] & bit}
 
         def weight(e, bit=bit):
             return 1 if moved.get(e, 0) & bit else 0
 
-        best, step, unbounded, component = longest_paths(exp, g.ranges, nodes, lambda e: True, weight)
-        start = max(nodes, key=lambda n: (best[n], -exp.depth[n], -n))
-        if best[start] > worst_all:
-            worst_all, worst_task = best[start], t
-            if best[start] == float("inf"):
-                comps = nontrivial_sccs(exp, g.ranges, nodes)
-                heavy = next(c for c in comps if any(
-                    weight(e) for u in c for e in g.ranges[u] if exp.edge_dst[e] in c
-                ))
-                comp = fair_components(exp, g.ranges, [heavy])[0]
-                entry = min(heavy)
-                weighted = next(u for u in sorted(heavy) for e in g.ranges[u] if exp.edge_dst[e] in heavy and weight(e))
-                if comp.fair:
-                    disc = _lasso(g, "bounded-unavailability", comp, entry, (weighted,), message=f"task {t} unprocessed forever")
-                else:
-                    disc = Discovery(property="bounded-unavailability", kind="safety", state=entry, message=f"task {t} unprocessed")
-            else:
-                by_comp = {}
-                for n, c in component.items():
-                    by_comp.setdefault(c, set()).add(n)
-                disc = Discovery(
-                    property="bounded-unavailability", kind="safety", state=start,
-                    path=_path_along(g, start, step, component, by_comp.__getitem__),
-                    message=f"task {t} unprocessed for {int(best[start])} rounds",
-                )
-    shown = "unbounded" if worst_all == float("inf") else int(worst_all)
-    measure = {"worst_rounds": shown, "bound": UNAVAILABILITY_BOUND}
-    if worst_task is not None:
-        measure["task"] = worst_task
-    if worst_all > UNAVAILABILITY_BOUND:
-        return Status.VIOLATED, f"task {worst_task} changes owner {shown} times while unprocessed (bound {UNAVAILABILITY_BOUND})", disc, measure
-    return None, f"at most {shown} owner changes while a task is unprocessed (bound {UNAVAILABILITY_BOUND})", None, measure
+        best, _, _, _ = longest_paths(exp, g.ranges, nodes, lambda e: True, weight)
+        top = max(best.values(), default=0)
+        if top > worst_all:
+            worst_all, worst_task = top, t
+    return worst_all, worst_task
+
+
+def _check_unavailability(ctx, g: _Graph):
+    """Regressive owner changes (:func:`owner_change`), found edge by edge as the BFS goes, so
+    the first is at the least depth; measured over every stretch during which nobody processes
+    a task: ``worst_unforced`` (changes nothing forced: ties and regressive ones, which no seed
+    sentence bounds) and ``worst_rounds`` (every owner-changing round, forced ones included)."""
+    mon = g.monitor
+    unforced, task = _worst_stretch(g, mon.edge_unforced)
+    rounds, _ = _worst_stretch(g, mon.edge_moved)
+
+    def shown(x):
+        return "unbounded" if x == float("inf") else int(x)
+
+    measure = {"worst_unforced": shown(unforced), "worst_rounds": shown(rounds), "bound": UNAVAILABILITY_BOUND}
+    if task is not None:
+        measure["task"] = task
+    disc = mon.discoveries.get("bounded-unavailability")
+    if disc is not None:
+        return Status.VIOLATED, (
+            f"{disc.message} (KIP-441: actives go to the most caught-up instances; "
+            f"bound {UNAVAILABILITY_BOUND} such moves)"
+        ), disc, measure
+    return None, (
+        f"no task is given to a member less caught up than its holder; while a task is unprocessed, at most "
+        f"{shown(unforced)} owner changes nothing forced and {shown(rounds)} in all"
+    ), None, measure
 
 
 def _check_scale_down(ctx, g: _Graph):

@@ -134,3 +134,62 @@ def test_an_assignor_that_fails_is_a_finding_with_its_input():
     assert last["error"].startswith("three is a crowd") and len(last["rebalance"]["input"]["members"]) == 3
     decoded = decode_trace(trace)
     assert decoded.actions[-1] == Action("rebalance")
+
+
+# -- bounded-unavailability: which owner changes count ----------------------------------------
+NO_STANDBYS = Bounds(standbys=0)  # default bounds otherwise: a lost task restores from nothing
+
+
+def _restore_hopper(ha):
+    """The ha answer, except that a task its owner is still restoring, with nobody caught up on
+    it, is given to a member with no state for it: the unprocessed task starts over elsewhere."""
+    from rebalproof.model.assignment import Assignment
+    from rebalproof.model.ranking import is_caught_up
+
+    def assign(view):
+        answer = ha(view)
+        holds = {m: {r: list(getattr(a, r)) for r in ("active", "standby", "warmup")} for m, a in answer.members}
+        for task in view.stateful_task_ids:
+            owners = view.owners(task)
+            if not owners or any(is_caught_up(view, m, task) for m in view.member_ids):
+                continue
+            empty = [m for m in view.member_ids if m not in owners and view.member(m).lag(task) is None]
+            if not empty:
+                continue
+            for roles in holds.values():
+                for role in roles.values():
+                    if task in role:
+                        role.remove(task)
+            holds[empty[0]]["active"].append(task)
+        return Assignment.build(holds, probing_rebalance=answer.probing_rebalance)
+
+    return assign
+
+
+def test_owner_changes_forced_by_loss_or_the_caught_up_rule_do_not_count():
+    """KIP-441: "the leader assigns active tasks only to instances that are ready to begin
+    processing them immediately": a restoring task given to a member that caught up first (here
+    after the crash of a standby-less member) is what the rules ask, not unavailability."""
+    with resolve("ha") as ha:
+        result = check_model(protocol=protocol("cooperative"), assignor=ha, assignor_name="ha", rules="ha", bounds=NO_STANDBYS)
+    verdict = result.result("bounded-unavailability").verdict
+    assert verdict.status.value == "holds", verdict.message
+    assert verdict.measure["worst_rounds"] >= 3  # lost, revoked for the caught-up member, handed over: all forced
+    assert verdict.measure["worst_unforced"] >= 1  # a restoring task moved to an equally behind warmup: measured
+
+
+def test_an_assignor_that_moves_a_restoring_task_to_a_member_without_state_is_caught():
+    with resolve("ha") as ha:
+        result = check_model(
+            protocol=protocol("cooperative"), assignor=_restore_hopper(ha), assignor_name="restore-hopper",
+            rules="ha", bounds=NO_STANDBYS,
+        )
+    verdict = result.result("bounded-unavailability").verdict
+    assert verdict.status.value == "violated", verdict.message
+    assert "is taken from I1 and given to I3, less caught up on it" in verdict.message
+    trace = result.traces["bounded-unavailability"]
+    assert trace["kind"] == "safety"
+    assert [s["action"]["kind"] for s in trace["steps"][1:]] == ["leave", "rebalance", "deliver", "join", "rebalance"]
+    task = verdict.message.split()[1]
+    assert task in trace["steps"][-1]["rebalance"]["assignment"]["assignment"]["I3"]["active"]
+    assert trace["steps"][-2]["state"]["members"][0]["lags"][task] == "behind"  # I1 was restoring it
