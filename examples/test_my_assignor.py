@@ -4,9 +4,9 @@ Run from the repository root (see README.md here for the output)::
 
     pytest -p rebalproof.pytest_plugin examples/test_my_assignor.py
 
-The correct example passes; the rotating one fails: its answers keep the per-rebalance rules
-on a fresh group, but a settled group gets a changed answer, and fed its own answer back it
-never settles.
+The correct example passes; the rotating one fails: its answers are valid and balanced, but
+they move stateless tasks without need (``stable``), a settled group gets a changed answer, and
+fed its own answer back it never settles.
 """
 
 import json

@@ -28,6 +28,7 @@ from rebalproof.model.ranking import is_caught_up, lag_of
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import as_if_staying, current_assignment, extra_copies, plural, words
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
+from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = ["fixpoint_premise", "fixpoint", "stable"]
@@ -176,32 +177,51 @@ def _needless(view: RebalanceInput, answer: Assignment, kept: Assignment, task_i
     return _no_worse(view, answer, kept, task_id) and _pair_within_one(view, kept, task_id, owner, holder)
 
 
+def _moves_text(moves) -> str:
+    return words([f"{m.task} from {m.owner} to {m.holder}" for m in moves])
+
+
 def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """A stateless task stays with its current, non-leaving owner unless moving it is needed for balance.
 
-    For each stateless task ``t`` active on a non-leaving member ``o`` going into the rebalance
-    (its owners, if several) and active on exactly one other group member ``h`` in the answer
-    (no or several actives are ``one-active``'s business), moving ``t`` was needless when the
-    answer with ``t`` put back on ``o`` — everything else as the answer has it —
+    Two tests, each sound on its own (the answer is a violation when either finds a needless move):
 
-    - is no worse balanced overall: within-one and spread of the actives, of ``t``'s
-      subtopology, and of all copies (active plus standby, as Kafka's assignor balances
-      stateless tasks against) are kept or improved; and
-    - leaves ``o`` and ``h`` within one of each other on each of those three counts (so a move
-      that evens out the two members involved is needed even while the answer as a whole is
-      still unbalanced, as in a probing round).
+    - **Fewest moves for the load** (:mod:`rebalproof.properties.stateless_moves`): the owned
+      stateless tasks the answer moved are compared with the fewest moves of any answer with
+      the same stateful copies and the same number of stateless actives per member and
+      subtopology (exactly as balanced on every count). More moves than that is a violation
+      naming the moves such an answer avoids: this is what catches a swap of two stateless
+      tasks, or a rotation of three, in a settled group.
+    - **One move back**: for each stateless task ``t`` active on a non-leaving member ``o`` going
+      into the rebalance and active on exactly one other group member ``h`` in the answer
+      (no or several actives are ``one-active``'s business), the answer with ``t`` put back
+      on ``o`` — everything else as the answer has it — is no worse balanced overall
+      (within-one and spread of the actives, of ``t``'s subtopology and of all copies are
+      kept or improved) and leaves ``o`` and ``h`` within one of each other on each of those
+      counts (so a move that evens out the two members involved is needed even while the
+      answer as a whole is still unbalanced, as in a probing round). This catches a move that
+      *changes* the load for the worse, which the first test takes as given.
 
-    One such ``t`` is a violation: the answer moved at least one task more than balance
-    needed. Tasks moved away from a leaving or departed member, and tasks nobody owned, may go
-    anywhere. With leaving members, a move is
-    needless only when it is so both with them counted as shutting down and as ordinary members
-    (:mod:`rebalproof.properties.common`).
+    Tasks moved away from a leaving or departed member, and tasks nobody owned, may go
+    anywhere. With leaving members, a move is needless only when it is so both with them
+    counted as shutting down and as ordinary members (:mod:`rebalproof.properties.common`).
+    ``measure`` gives ``owned``, ``moved`` and ``needed`` (``moved`` less the needless moves
+    the first test names). The message never calls a move needed unless no answer with the
+    same load makes fewer.
     """
     owned = moved = 0
     readings = [view] + [v for v in (as_if_staying(view),) if v is not None]
+    exact = [stateless_moves(v, assignment) for v in readings]
+    needless = exact[0].needless if all(e.needless for e in exact) else ()
     problems: list[str] = []
-    tasks: list[str] = []
-    members: list[str] = []
+    tasks: list[str] = [m.task for m in needless]
+    members: list[str] = [x for m in needless for x in (m.owner, m.holder)]
+    if needless:
+        problems.append(
+            f"stateless tasks moved without need: {_moves_text(needless)} "
+            f"({plural(exact[0].moved, 'move')} made, {exact[0].needed} needed to give each member the same number of "
+            f"stateless tasks per subtopology)"
+        )
     for task_id in view.stateless_task_ids:
         owners = [m for m in view.owners(task_id) if not view.member(m).leaving]
         if not owners:
@@ -212,6 +232,8 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
             continue
         moved += 1
         holder = holders[0]
+        if task_id in tasks:
+            continue
         for owner in owners:
             kept = _moved_back(assignment, task_id, holder, owner)
             if all(_needless(v, assignment, kept, task_id, owner, holder) for v in readings):
@@ -219,7 +241,7 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
                 tasks.append(task_id)
                 members.extend([owner, holder])
                 break
-    measure = {"premise": owned > 0, "owned": owned, "moved": moved}
+    measure = {"premise": owned > 0, "owned": owned, "moved": moved, "needed": moved - len(needless)}
     if problems:
         return Verdict(
             property="stable",
@@ -231,10 +253,11 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
         )
     if not owned:
         message = "premise not met: no stateless task has a current owner that stays"
-    else:
+    elif moved:
         message = (
-            f"{moved} of {plural(owned, 'owned stateless task')} moved, each needed for balance"
-            if moved
-            else f"{plural(owned, 'owned stateless task')} kept by {'its owner' if owned == 1 else 'their owners'}"
+            f"{moved} of {plural(owned, 'owned stateless task')} moved: no answer with the same number of stateless "
+            f"tasks per member and subtopology moves fewer, and none is as balanced back on its owner"
         )
+    else:
+        message = f"{plural(owned, 'owned stateless task')} kept by {'its owner' if owned == 1 else 'their owners'}"
     return Verdict(property="stable", status=Status.HOLDS, message=message, measure=measure)

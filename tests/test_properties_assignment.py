@@ -261,13 +261,17 @@ def test_stable_cases():
     members = [{"id": "I1", "active": ("1_0", "1_1")}, {"id": "I2"}, {"id": "I3", "active": ("1_2",), "leaving": True}]
     view = view_of(["~1_0", "~1_1", "~1_2"], members)
     kept = stable(view, answer(I1="1_0 1_1", I2="1_2"))  # 1_2 left a leaving member: free to go
-    assert kept.holds and kept.measure == {"premise": True, "owned": 2, "moved": 0}
+    assert kept.holds and kept.measure == {"premise": True, "owned": 2, "moved": 0, "needed": 0}
     v = stable(view, answer(I1="1_0", I2="1_1 1_2"))  # I1 could have kept 1_1: 2 and 1 either way
     assert v.violated and v.message == "stateless task 1_1 moved from I1 to I2, but keeping it on I1 is as balanced"
     assert v.members == ("I1", "I2") and v.tasks == ("1_1",)
     crowded = view_of(["~1_0", "~1_1", "~1_2"], [{"id": "I1", "active": ("1_0", "1_1", "1_2")}, {"id": "I2"}])
     needed = stable(crowded, answer(I1="1_0 1_1", I2="1_2"))
-    assert needed.holds and needed.measure["moved"] == 1 and "needed for balance" in needed.message
+    assert needed.holds and needed.measure["moved"] == needed.measure["needed"] == 1
+    assert needed.message == (
+        "1 of 3 owned stateless tasks moved: no answer with the same number of stateless tasks per member "
+        "and subtopology moves fewer, and none is as balanced back on its owner"
+    )
     nothing = view_of(["~1_0", "0_0"], [{"id": "I1"}, {"id": "I2"}])
     v = stable(nothing, answer(I1="1_0", I2="0_0"))
     assert v.holds and v.measure["premise"] is False and v.message.startswith("premise not met")
