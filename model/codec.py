@@ -24,6 +24,7 @@ from pathlib import Path
 from rebalproof.errors import InputError
 from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
 from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.reading import read_json_file
 
 __all__ = [
     "decode_input",
@@ -210,20 +211,9 @@ def encode_assignment(assignment: Assignment) -> dict:
 
 
 def read_json(path: str | os.PathLike, *, what: str = "file"):
-    """Parse a JSON file; a missing file or bad JSON is an :class:`InputError` naming the line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} '{path}' does not exist; check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} '{path}' is a directory; give a JSON file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} '{path}': {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{what} '{path}' is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    """Parse a JSON file through :func:`rebalproof.reading.read_json_file` (size, depth, number,
+    duplicate-key and encoding checks); every problem is an :class:`InputError` naming the place."""
+    return read_json_file(path, what=what)
 
 
 def dumps_canonical(obj) -> str:

@@ -21,12 +21,12 @@ Abstraction choices:
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from rebalproof.errors import InputError
 from rebalproof.model.view import Config, Task
+from rebalproof.reading import read_toml_file
 
 __all__ = ["Bounds", "load_scenario", "BOUND_FIELDS"]
 
@@ -112,12 +112,7 @@ def load_scenario(path: str | Path) -> dict:
     Only data: numbers, booleans and names. Unknown keys are an :class:`InputError`.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"scenario '{path}' does not exist; check the path") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"scenario '{path}' is not valid TOML: {exc}") from None
+    data = read_toml_file(path, what="scenario")
     allowed = set(BOUND_FIELDS) | {"protocol", "assignor"}
     for key in data:
         if key not in allowed:

@@ -34,6 +34,7 @@ import numpy as np
 
 from rebalproof.errors import InputError
 from rebalproof.pipeline.hadoopfs import HadoopDir
+from rebalproof.reading import parse_json
 
 __all__ = ["CheckpointStore", "Loaded", "FORMAT", "column_chunks", "collect_columns"]
 
@@ -222,9 +223,9 @@ class CheckpointStore:
             raise InputError(f"no checkpoint in {self.uri}: give the --checkpoint-dir of an earlier run, or start without --resume")
         name = found[-1]
         try:
-            manifest = json.loads(self._dir.read_bytes(name).decode())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"checkpoint manifest {self._dir.child(name)} is not valid JSON ({exc}); start afresh without --resume") from None
+            manifest = parse_json(self._dir.read_bytes(name), where=f"checkpoint manifest {self._dir.child(name)}")
+        except InputError as exc:
+            raise InputError(f"{exc}; start afresh without --resume") from None
         if manifest.get("format") != FORMAT:
             raise InputError(f"{self._dir.child(name)} is not a rebalproof checkpoint of format {FORMAT}; start afresh without --resume")
         self._clean(manifest, name)

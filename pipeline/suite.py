@@ -38,11 +38,11 @@ Examples
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebalproof.errors import InputError
+from rebalproof.reading import read_toml_file
 
 __all__ = [
     "DEFAULT_SUITE",
@@ -312,14 +312,5 @@ def parse_suite(data: dict, *, path: str = "") -> Suite:
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite file; every problem is an :class:`InputError` naming the place."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"suite '{path}' does not exist; check the path (or give none for the default suite)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read suite '{path}': {exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"suite '{path}' is not valid TOML: {exc}") from None
+    data = read_toml_file(path, what="suite", missing="check the path (or give none for the default suite)")
     return parse_suite(data, path=str(path))

@@ -47,6 +47,7 @@ from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import check_ids, decode_assignment, dumps_canonical, encode_input
 from rebalproof.model.view import RebalanceInput
+from rebalproof.reading import parse_json
 
 __all__ = ["ExecAssignor", "PyAssignor", "load_callable", "judge_answer", "where_raised", "MAX_LINE_BYTES"]
 
@@ -451,9 +452,9 @@ class ExecAssignor:
         if not text.strip():
             raise _Finding("malformed", "answered an empty line; answer one Assignment JSON object per line")
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _Finding("malformed", f"answered a line that is not JSON ({exc.msg} at column {exc.colno}): {_shorten(text)!r}") from None
+            return parse_json(line.rstrip(b"\r\n"), where="answer")
+        except InputError as exc:
+            raise _Finding("malformed", f"answered a line that is not one JSON document ({exc}): {_shorten(text)!r}") from None
 
     def _finding(self, finding: _Finding, input_json: dict | None, timeout: float) -> AssignorError:
         """Kill the child, gather its stderr, and word the finding."""
