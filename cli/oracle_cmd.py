@@ -13,9 +13,11 @@ contract's shape, or the answer names ids the input does not (one line, no trace
 "verdicts": [...]}`` (:meth:`rebalproof.oracle.OracleReport.to_json`).
 
 ``--corpus FILE.jsonl`` judges every ``{"input": ..., "output": ...}`` line of a JSON Lines file
-instead of one pair (:func:`rebalproof.corpus.check_corpus`): a table of counts per property
-with the first and worst violating lines, exit 1 when any line violates a property, 2 when a
-line is malformed (named by its number); ``--json`` prints
+(or its ``.jsonl.gz``, or a directory of ``*.json`` records) instead of one pair
+(:func:`rebalproof.corpus.check_corpus`): a table of counts per property with the first and
+worst violating lines, exit 1 when any line violates a property, 2 when a line is malformed
+(named by its number) or the corpus holds no record (unless ``--allow-empty``); extra keys in
+a record are ignored and counted in the title; ``--json`` prints
 :meth:`rebalproof.corpus.CorpusReport.to_json`.
 """
 
@@ -57,6 +59,8 @@ def summary(report: OracleReport) -> str:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the table")
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None, metavar="FILE.jsonl",
               help='judge every {"input": ..., "output": ...} line of a JSON Lines file instead of one pair')
+@click.option("--allow-empty", "allow_empty", is_flag=True,
+              help="with --corpus: accept a corpus without records (exit 0, nothing judged) instead of exit 2")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="with --corpus: judge in this process, or in parallel on Spark")
 @click.option("--master", default=None, metavar="URL", help="with --engine spark: the Spark master  [default: local[*]]")
@@ -64,7 +68,7 @@ def summary(report: OracleReport) -> str:
 @click.option("--worst-dir", "worst_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="with --engine spark: save the worst violating records of each property here")
 def command(input_path: Path | None, output_path: Path | None, rules: str, as_json: bool, corpus_path: Path | None,
-            engine: str, master: str | None, partitions: int | None, worst_dir: Path | None) -> int:
+            allow_empty: bool, engine: str, master: str | None, partitions: int | None, worst_dir: Path | None) -> int:
     """Check the assignment in OUTPUT.json for the rebalance in INPUT.json.
 
     Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
@@ -76,9 +80,9 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
         if input_path is not None or output_path is not None:
             raise InputError("give either INPUT.json OUTPUT.json or --corpus FILE.jsonl, not both")
         return _corpus(corpus_path, rules=rules, as_json=as_json, engine=engine, master=master,
-                       partitions=partitions, worst_dir=worst_dir)
-    if engine != "local":
-        raise InputError("--engine spark and its options go with --corpus FILE.jsonl")
+                       partitions=partitions, worst_dir=worst_dir, allow_empty=allow_empty)
+    if engine != "local" or allow_empty:
+        raise InputError("--engine spark, its options and --allow-empty go with --corpus FILE.jsonl")
     if input_path is None or output_path is None:
         raise InputError("give INPUT.json and OUTPUT.json (or --corpus FILE.jsonl)")
     report = judge(input_path, output_path, rules=rules)
@@ -93,21 +97,22 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
 
 
 def _corpus(path: Path, *, rules: str, as_json: bool, engine: str = "local", master: str | None = None,
-            partitions: int | None = None, worst_dir: Path | None = None) -> int:
+            partitions: int | None = None, worst_dir: Path | None = None, allow_empty: bool = False) -> int:
     """``--corpus``: every line judged, counts per property, first and worst violating lines."""
     if engine == "spark":
         from rebalproof.pipeline.corpus import check_corpus_spark
 
-        report = check_corpus_spark(str(path), rules, master=master, partitions=partitions, worst_dir=worst_dir)
+        report = check_corpus_spark(str(path), rules, master=master, partitions=partitions, worst_dir=worst_dir,
+                                    allow_empty=allow_empty)
     else:
-        report = check_corpus(path, rules=rules)
+        report = check_corpus(path, rules=rules, allow_empty=allow_empty)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         print_table(
             ["property", "holds", "violated", "inconclusive", "not promised", "first", "worst"],
             report.rows(),
-            title=f"{path}: {report.lines} lines judged by the {rules} rules",
+            title=report.header(),
         )
         for line in report.lines_text():
             click.echo(line)

@@ -1,17 +1,24 @@
 """The batch oracle: judge a corpus of (input, answer) pairs and summarise by property.
 
-A corpus is a JSON Lines file, one record per line::
+A corpus is a JSON Lines file, one record per line (or its ``.jsonl.gz``, or a directory of
+``*.json`` records: :mod:`rebalproof.corpus_source`)::
 
     {"input": <RebalanceInput>, "output": <Assignment>}
     {"input": ..., "output": ..., "name": "prod-2024-05-01T10:00 rebalance 3"}
+    {"input": ..., "output": ..., "id": 1234, "group": "billing", "recorded_at": "2024-05-01T10:00Z"}
 
-(``name`` is an optional label shown in reports; blank lines are skipped.) Each record is
+``name`` (a string) or else ``id`` (a string or a whole number) labels the line in reports; any
+other key is metadata the recording tool added (a timestamp, a group id, a scenario name): it is
+ignored, and the report counts on how many lines each ignored key was found. Blank lines are
+skipped. A corpus with no record at all is an :class:`~rebalproof.errors.InputError` unless
+``allow_empty`` (``--allow-empty``): a CI job whose recording step broke must not pass. Each record is
 judged by :func:`rebalproof.oracle.check` exactly as ``rebalproof oracle INPUT OUTPUT`` judges
 one pair, and the verdicts are summed per property: how many lines hold, are violated, are
 inconclusive or not promised, with the **first** violating line (the earliest) and the
 **worst** (the violation naming the most tasks and instances; the earliest among equals).
 
-A line that is not JSON, not a record of that shape, or whose input or answer breaks the
+A line that is not JSON (read by :func:`rebalproof.reading.parse_json`: size, nesting, number,
+duplicate-key and encoding limits), not a record of that shape, or whose input or answer breaks the
 contract (unknown fields, an answer naming ids its input does not) is an
 :class:`~rebalproof.errors.InputError` naming the line number, as a bad file is for the
 single-pair oracle: a corpus is data the user controls.
@@ -37,25 +44,37 @@ Examples
 >>> check_line("{not json", line_no=7)
 Traceback (most recent call last):
 ...
-rebalproof.errors.InputError: line 7: not valid JSON: Expecting property name enclosed in double quotes at column 2
+rebalproof.errors.InputError: line 7: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2
 """
 
 from __future__ import annotations
 
-import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Iterable
 
+from rebalproof.corpus_source import Entry, entries
 from rebalproof.errors import InputError
 from rebalproof.oracle import check
 from rebalproof.properties.catalogue import PER_ASSIGNMENT, check_rules
 from rebalproof.properties.verdict import Status
+from rebalproof.reading import parse_json
 
-__all__ = ["LineResult", "Example", "PropertySummary", "CorpusTally", "CorpusReport", "check_line", "check_corpus", "RECORD_FIELDS"]
+__all__ = [
+    "LineResult",
+    "Example",
+    "PropertySummary",
+    "CorpusTally",
+    "CorpusReport",
+    "check_line",
+    "check_entry",
+    "check_corpus",
+    "require_records",
+    "record_label",
+    "RECORD_FIELDS",
+]
 
-RECORD_FIELDS = ("input", "output", "name")
+RECORD_FIELDS = ("input", "output", "name", "id")  # the keys read; any other key is ignored and counted
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,6 +101,7 @@ class LineResult:
     name: str | None
     statuses: tuple[tuple[str, str], ...]  # (property, status value), catalogue order
     examples: tuple[tuple[str, Example], ...] = ()  # (property, example) per violated property
+    ignored: tuple[str, ...] = ()  # the record's keys that are not RECORD_FIELDS, sorted
 
     @property
     def violated(self) -> tuple[str, ...]:
@@ -92,49 +112,78 @@ class LineResult:
         return not self.violated
 
 
-def _record(text: str, where: str) -> dict:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not valid JSON: {exc.msg} at column {exc.colno}") from None
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+
+
+def _record(data: str | bytes, where: str, offset: int = 0) -> dict:
+    obj = parse_json(data, where=where, offset=offset)
     if not isinstance(obj, dict):
-        raise InputError(f'{where}: must be a JSON object {{"input": ..., "output": ...}}, got {type(obj).__name__}')
-    unknown = [k for k in obj if k not in RECORD_FIELDS]
-    if unknown:
-        raise InputError(f"{where}: unknown field '{unknown[0]}'; a record has {', '.join(RECORD_FIELDS)}")
+        kind = _JSON_TYPES.get(type(obj), "a number")
+        raise InputError(f'{where}: must be a JSON object {{"input": ..., "output": ...}}, got {kind}')
     for key in ("input", "output"):
         if key not in obj:
             raise InputError(f'{where}: missing "{key}"; a record is {{"input": RebalanceInput, "output": Assignment}}')
     if "name" in obj and not isinstance(obj["name"], str):
-        raise InputError(f'{where}: "name" must be a string')
+        raise InputError(f'{where}: "name" must be a string (the label shown in reports)')
+    if "id" in obj and (isinstance(obj["id"], bool) or not isinstance(obj["id"], (str, int))):
+        raise InputError(f'{where}: "id" must be a string or a whole number (it labels the line when there is no "name")')
     return obj
 
 
-def check_line(text: str, *, rules: str = "ha", line_no: int = 1) -> LineResult:
-    """Judge one corpus line (its JSON text); pure, so the Spark engine can map it over lines.
+def record_label(obj: dict, default: str | None) -> str | None:
+    """A record's label: its ``name``, else its ``id`` (as text), else ``default`` (a file name)."""
+    if "name" in obj:
+        return obj["name"]
+    if "id" in obj:
+        return str(obj["id"])
+    return default
+
+
+def check_line(data: str | bytes, *, rules: str = "ha", line_no: int = 1, where: str | None = None,
+               label: str | None = None, offset: int = 0) -> LineResult:
+    """Judge one corpus record (its JSON text); pure, so the Spark engine can map it over lines.
+
+    Parameters
+    ----------
+    data : str or bytes
+        The record's JSON (bytes are decoded as UTF-8).
+    line_no : int, keyword-only
+        Its number in the corpus (a line, or a file of a directory corpus).
+    where, label, offset : keyword-only
+        How messages name it (default ``line N``), its label when the record has no ``name``
+        or ``id``, and where it starts in its file (for the byte offset of an encoding error).
 
     Raises
     ------
     InputError
         When the line is not a record in the contract's shape; the message starts with
-        ``line N:``.
+        ``where`` (``line N:``).
     """
-    where = f"line {line_no}"
-    obj = _record(text, where)
+    where = where or f"line {line_no}"
+    obj = _record(data, where, offset)
     try:
         report = check(obj["input"], obj["output"], rules=rules)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
+    name = record_label(obj, label)
     examples = tuple(
-        (v.property, Example(line=line_no, name=obj.get("name"), message=v.message, weight=len(v.tasks) + len(v.members)))
+        (v.property, Example(line=line_no, name=name, message=v.message, weight=len(v.tasks) + len(v.members)))
         for v in report.violations
     )
     return LineResult(
         line=line_no,
-        name=obj.get("name"),
+        name=name,
         statuses=tuple((v.property, v.status.value) for v in report.verdicts),
         examples=examples,
+        ignored=tuple(sorted(k for k in obj if k not in RECORD_FIELDS)),
     )
+
+
+def check_entry(entry: Entry, *, rules: str = "ha") -> LineResult:
+    """:func:`check_line` on one :class:`~rebalproof.corpus_source.Entry` (a reading problem raises)."""
+    if entry.problem is not None:
+        raise InputError(f"{entry.where}: {entry.problem}")
+    return check_line(entry.data, rules=rules, line_no=entry.number, where=entry.where, label=entry.label, offset=entry.offset)
 
 
 def _earlier(a: Example | None, b: Example | None) -> Example | None:
@@ -202,6 +251,7 @@ class CorpusTally:
     lines: int = 0
     ok_lines: int = 0
     properties: tuple[PropertySummary, ...] = field(default=())
+    ignored: tuple[tuple[str, int], ...] = ()  # (ignored key, lines carrying it), sorted by key
 
     def __post_init__(self):
         check_rules(self.rules)
@@ -220,7 +270,8 @@ class CorpusTally:
             one = PropertySummary(property=summary.property, first=examples.get(summary.property), worst=examples.get(summary.property))
             one = replace(one, **{_FIELD[status]: 1})
             merged.append(summary.merge(one))
-        return replace(self, lines=self.lines + 1, ok_lines=self.ok_lines + result.ok, properties=tuple(merged))
+        return replace(self, lines=self.lines + 1, ok_lines=self.ok_lines + result.ok, properties=tuple(merged),
+                       ignored=_sum_counts(self.ignored, tuple((key, 1) for key in result.ignored)))
 
     def merge(self, other: "CorpusTally") -> "CorpusTally":
         if other.rules != self.rules:
@@ -230,10 +281,23 @@ class CorpusTally:
             lines=self.lines + other.lines,
             ok_lines=self.ok_lines + other.ok_lines,
             properties=tuple(a.merge(b) for a, b in zip(self.properties, other.properties)),
+            ignored=_sum_counts(self.ignored, other.ignored),
         )
 
     def report(self, *, source: str) -> "CorpusReport":
-        return CorpusReport(source=source, rules=self.rules, lines=self.lines, ok_lines=self.ok_lines, properties=self.properties)
+        return CorpusReport(source=source, rules=self.rules, lines=self.lines, ok_lines=self.ok_lines, properties=self.properties,
+                            ignored=self.ignored)
+
+
+def _sum_counts(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    if not b:
+        return a
+    total = Counter(dict(a))
+    total.update(dict(b))
+    return tuple(sorted(total.items()))
+
+
+_SHOWN_KEYS = 5
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,6 +309,7 @@ class CorpusReport:
     lines: int  # records judged
     ok_lines: int  # records with no violated property
     properties: tuple[PropertySummary, ...]
+    ignored: tuple[tuple[str, int], ...] = ()  # (ignored key, lines carrying it), sorted by key
 
     @property
     def ok(self) -> bool:
@@ -271,7 +336,19 @@ class CorpusReport:
             "ok": self.ok,
             "violations": [s.property for s in self.violations],
             "properties": [s.to_json() for s in self.properties],
+            "ignored_keys": dict(self.ignored),
         }
+
+    def header(self) -> str:
+        """The table's title: the source, how many lines were judged, and the keys ignored (if any)."""
+        head = f"{self.source}: {self.lines} {'line' if self.lines == 1 else 'lines'} judged by the {self.rules} rules"
+        if not self.ignored:
+            return head
+        shown = [f"{key} ({count} {'line' if count == 1 else 'lines'})" for key, count in self.ignored[:_SHOWN_KEYS]]
+        more = len(self.ignored) - _SHOWN_KEYS
+        if more > 0:
+            shown.append(f"and {more} more")
+        return f"{head}; extra keys ignored: {', '.join(shown)}"
 
     def rows(self) -> list[list[str]]:
         """Table rows: property, holds, violated, inconclusive, not promised, first line, worst line."""
@@ -303,46 +380,39 @@ class CorpusReport:
         return tuple(out)
 
 
-def _lines(path: Path) -> Iterable[tuple[int, str]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"corpus '{path}' does not exist; check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"corpus '{path}' is a directory; give a JSON Lines file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read corpus '{path}': {exc.strerror or exc}") from None
-    with handle:
-        line_no = 0
-        try:
-            for line_no, text in enumerate(handle, start=1):
-                if text.strip():
-                    yield line_no, text
-        except UnicodeDecodeError as exc:
-            raise InputError(f"corpus '{path}' line {line_no + 1}: not UTF-8 text ({exc.reason})") from None
+def require_records(report: CorpusReport, *, allow_empty: bool) -> CorpusReport:
+    """``report``, or an :class:`InputError` when it judged nothing and that was not allowed."""
+    if report.lines == 0 and not allow_empty:
+        raise InputError(
+            f"corpus '{report.source}' holds no records (it is empty or only blank lines): if a recording step wrote it, "
+            "that step may have failed; pass --allow-empty to accept an empty corpus"
+        )
+    return report
 
 
-def check_corpus(path: str | os.PathLike, *, rules: str = "ha") -> CorpusReport:
-    """Judge every record of the JSON Lines file at ``path`` and summarise by property.
+def check_corpus(path: str | os.PathLike, *, rules: str = "ha", allow_empty: bool = False) -> CorpusReport:
+    """Judge every record of the corpus at ``path`` and summarise by property.
 
     Parameters
     ----------
     path : path-like
-        One ``{"input": ..., "output": ...}`` record per line.
+        A JSON Lines file (one ``{"input": ..., "output": ...}`` record per line), its
+        ``.jsonl.gz``, or a directory of ``*.json`` records (:mod:`rebalproof.corpus_source`).
     rules : str, keyword-only
         The rule set to judge by (as for :func:`rebalproof.oracle.check`).
+    allow_empty : bool, keyword-only
+        Accept a corpus without records (the report then says nothing was judged).
 
     Raises
     ------
     InputError
-        When the file cannot be read or a line is malformed; the message names the file and
-        the line number.
+        When the corpus cannot be read, a line is malformed (the message names the file and
+        the line number), or it holds no record and ``allow_empty`` is false.
     """
-    path = Path(path)
     tally = CorpusTally(rules=check_rules(rules))
-    for line_no, text in _lines(path):
+    for entry in entries(path):
         try:
-            tally = tally.add(check_line(text, rules=rules, line_no=line_no))
+            tally = tally.add(check_entry(entry, rules=rules))
         except InputError as exc:
             raise InputError(f"corpus '{path}' {exc}") from None
-    return tally.report(source=str(path))
+    return require_records(tally.report(source=str(path)), allow_empty=allow_empty)

@@ -81,8 +81,12 @@ def test_tallies_merge_in_any_order_to_the_same_report(tmp_path):
         whole.merge(CorpusTally(rules="sticky"))
 
 
-def test_an_empty_corpus_is_ok_and_says_nothing_was_judged(tmp_path):
-    report = check_corpus(write(tmp_path))
+@pytest.mark.parametrize("lines", [(), ("",), ("", "  ", "\t")])
+def test_an_empty_corpus_is_an_error_unless_allowed(tmp_path, lines):
+    path = write(tmp_path, *lines)
+    with pytest.raises(InputError, match="holds no records .*--allow-empty"):
+        check_corpus(path)
+    report = check_corpus(path, allow_empty=True)
     assert report.ok and report.lines == 0 and "nothing was judged" in report.lines_text()[-1]
 
 
@@ -92,7 +96,9 @@ def test_an_empty_corpus_is_ok_and_says_nothing_was_judged(tmp_path):
         ("{oops", "line 2: not valid JSON"),
         ("[1, 2]", "line 2: must be a JSON object"),
         (json.dumps({"input": SETTLED}), 'line 2: missing "output"'),
-        (json.dumps({"input": SETTLED, "output": KEEP, "extra": 1}), "line 2: unknown field 'extra'"),
+        (json.dumps({"input": SETTLED, "output": KEEP, "name": 3}), 'line 2: "name" must be a string'),
+        (json.dumps({"input": SETTLED, "output": KEEP, "id": [1]}), 'line 2: "id" must be a string or a whole number'),
+        ('{"input": {}, "input": {}, "output": {}}', "line 2: duplicate key 'input' at the top level"),
         (json.dumps({"input": SETTLED, "output": {"assignment": {"I9": {}}}}), "line 2: assignment: unknown member 'I9'"),
     ],
 )
@@ -129,3 +135,14 @@ def test_cli_corpus_usage_errors(capsys, tmp_path):
     assert "not both" in capsys.readouterr().err
     assert main(["oracle", "a.json"]) == 2
     assert "give INPUT.json and OUTPUT.json" in capsys.readouterr().err
+
+
+def test_cli_empty_corpus_is_exit_2_unless_allowed(capsys, tmp_path):
+    path = write(tmp_path, "", "")
+    assert main(["oracle", "--corpus", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no records" in err and "--allow-empty" in err
+    assert main(["oracle", "--corpus", str(path), "--allow-empty"]) == 0
+    assert "holds no records (nothing was judged)" in capsys.readouterr().out
+    assert main(["oracle", "a.json", "b.json", "--allow-empty"]) == 2
+    assert "go with --corpus" in capsys.readouterr().err
