@@ -1,6 +1,6 @@
 """Where a corpus's records come from: a JSON Lines file, its gzip, or a directory of records.
 
-The tolerant corpus reader of DESIGN.md "Contracts": recorded rebalances come from production
+The tolerant corpus reader of docs/DESIGN.md "Contracts": recorded rebalances come from production
 tooling, so the reader takes what such tooling writes —
 
 - a **JSON Lines file** (``.jsonl``), one record per line, blank lines skipped, a UTF-8
