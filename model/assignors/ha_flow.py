@@ -13,7 +13,11 @@ greedy guess -- the property its convergence argument rests on (see
 - :func:`lexicographic_costs` -- tiers of 0/1 preferences per arc encoded into one integer
   cost per arc whose minimum over whole placements is lexicographic in the tiers and then
   unique (a final tier of distinct powers of two), so every solver finds the same answer.
-- :func:`transport` -- the min-cost flow (networkx network simplex), with lower bounds.
+- :func:`transport` -- the min-cost flow with lower bounds, on OR-tools' C++ min-cost flow
+  (``SimpleMinCostFlow``, exact 64-bit integer costs); when the costs could overflow 64 bits it
+  falls back to :func:`transport_networkx` (networkx network simplex, exact Python integers),
+  which is also the oracle the tests compare it with. The optimum is unique (see
+  :func:`lexicographic_costs`), so both give the same answer.
 
 Examples
 --------
@@ -23,7 +27,7 @@ Examples
 {'I1': (0, 1), 'I2': (0, 0)}
 >>> quota_box(2, {"I1": 1, "I2": 1}, start={"I1": 3})
 {'I1': (0, 0), 'I2': (1, 2)}
->>> arcs = [("T1", "I1", 0), ("T1", "I2", 1), ("T2", "I1", 0), ("T2", "I2", 1)]
+>>> arcs = [("T1", "I1", 0), ("T1", "I2", 1), ("T2", "I1", 1), ("T2", "I2", 0)]
 >>> transport({"T1": 1, "T2": 1}, arcs, {"I1": (1, 1), "I2": (1, 1)})
 {'T1': ('I1',), 'T2': ('I2',)}
 """
@@ -36,10 +40,12 @@ from fractions import Fraction
 from typing import Hashable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
+from ortools.graph.python import min_cost_flow
 
 from rebalproof.model.names import id_key, sorted_ids
 
-__all__ = ["Bounds", "quota_box", "lexicographic_costs", "transport"]
+__all__ = ["Bounds", "quota_box", "lexicographic_costs", "transport", "transport_networkx"]
 
 Bounds = tuple[int, int]
 """``(lo, hi)``: least and most items a member (or a member within a group) may take."""
@@ -135,7 +141,7 @@ def lexicographic_costs(tiers: Sequence[tuple[int, ...]], *, flow: int) -> list[
     return costs
 
 
-def transport(
+def transport_networkx(
     units: Mapping[Hashable, int],
     arcs: Sequence[tuple[Hashable, str, int]],
     member_bounds: Mapping[str, Bounds],
@@ -170,7 +176,8 @@ def transport(
     A min-cost flow: item -> (group, member) -> member -> sink, lower bounds removed by the
     usual shift of node demands, solved by :func:`networkx.network_simplex`. The graph is
     built in a fixed order, so the answer is deterministic; with
-    :func:`lexicographic_costs` it is also the unique optimum.
+    :func:`lexicographic_costs` it is also the unique optimum. :func:`transport` solves the
+    same network in C++; this one is its fallback and its oracle in the tests.
     """
     graph = nx.DiGraph()
     demand: dict[Hashable, int] = defaultdict(int)
@@ -223,6 +230,115 @@ def transport(
                 chosen.append(node[-1])
         placed[item] = tuple(sorted(chosen, key=id_key))
     return placed
+
+
+#: Largest arc cost handed to OR-tools: its cost-scaling algorithm multiplies costs by the
+#: number of nodes plus one and sums them along paths in 64-bit integers.
+_COST_LIMIT = 2**62
+
+
+def transport(
+    units: Mapping[Hashable, int],
+    arcs: Sequence[tuple[Hashable, str, int]],
+    member_bounds: Mapping[str, Bounds],
+    *,
+    group_of: Mapping[Hashable, Hashable] | None = None,
+    group_bounds: Mapping[tuple[Hashable, str], Bounds] | None = None,
+) -> dict[Hashable, tuple[str, ...]] | None:
+    """Place each item's units on distinct members at least total cost, within bounds.
+
+    The same problem, parameters and answer as :func:`transport_networkx` (the same network:
+    item -> (group, member) -> member -> sink, lower bounds shifted into supplies), solved by
+    OR-tools' ``SimpleMinCostFlow`` (C++). Costs that could overflow its 64-bit arithmetic go
+    to :func:`transport_networkx` instead, so the answer is always an exact optimum, and with
+    :func:`lexicographic_costs` the unique one (with ties in the costs, which of the optima
+    comes back is the solver's choice: the ``ha`` assignor never leaves ties).
+    """
+    node_of: dict[Hashable, int] = {}
+
+    def node(key) -> int:
+        found = node_of.get(key)
+        if found is None:
+            found = node_of[key] = len(node_of)
+        return found
+
+    supply: dict[int, int] = defaultdict(int)
+    total = 0
+    for item, count in units.items():
+        supply[node(("item", item))] += count
+        total += count
+    tails: list[int] = []
+    heads: list[int] = []
+    caps: list[int] = []
+    costs: list[int] = []
+    grouped = group_of is not None
+    item_arcs: list[tuple[Hashable, str]] = []
+    top = 0
+    for item, member, cost in arcs:
+        middle = ("slot", group_of[item], member) if grouped else ("member", member)
+        tails.append(node(("item", item)))
+        heads.append(node(middle))
+        caps.append(1)
+        costs.append(cost)
+        item_arcs.append((item, member))
+        top = max(top, abs(cost))
+
+    def bounded(u: int, v: int, bounds: Bounds) -> bool:
+        lo, hi = bounds
+        if hi < lo or hi < 0:
+            return False
+        tails.append(u)
+        heads.append(v)
+        caps.append(hi - lo)
+        costs.append(0)
+        supply[u] -= lo
+        supply[v] += lo
+        return True
+
+    if grouped:
+        bounds = group_bounds or {}
+        slots = sorted({(group_of[item], member) for item, member, _ in arcs} | set(bounds), key=_slot_key)
+        for group, member in slots:
+            u, v = node(("slot", group, member)), node(("member", member))
+            if (group, member) in bounds:
+                if not bounded(u, v, bounds[(group, member)]):
+                    return None
+            else:
+                tails.append(u)
+                heads.append(v)
+                caps.append(total)
+                costs.append(0)
+    members = sorted_ids(member_bounds)
+    member_nodes = [node(("member", member)) for member in members]
+    sink = node("sink")
+    for member, u in zip(members, member_nodes):
+        if not bounded(u, sink, member_bounds[member]):
+            return None
+    supply[sink] -= total
+    if top * (len(node_of) + 1) * max(total, 1) >= _COST_LIMIT:
+        return transport_networkx(units, arcs, member_bounds, group_of=group_of, group_bounds=group_bounds)
+    solver = min_cost_flow.SimpleMinCostFlow()
+    handles = solver.add_arcs_with_capacity_and_unit_cost(
+        np.asarray(tails, dtype=np.int32),
+        np.asarray(heads, dtype=np.int32),
+        np.asarray(caps, dtype=np.int64),
+        np.asarray(costs, dtype=np.int64),
+    )
+    solver.set_nodes_supplies(
+        np.arange(len(node_of), dtype=np.int32),
+        np.asarray([supply.get(i, 0) for i in range(len(node_of))], dtype=np.int64),
+    )
+    status = solver.solve()
+    if status == solver.INFEASIBLE:
+        return None
+    if status != solver.OPTIMAL:  # a range the solver refuses: the exact Python fallback decides
+        return transport_networkx(units, arcs, member_bounds, group_of=group_of, group_bounds=group_bounds)
+    flows = solver.flows(handles[: len(item_arcs)])
+    chosen: dict[Hashable, list[str]] = {item: [] for item in units}
+    for (item, member), amount in zip(item_arcs, flows.tolist()):
+        if amount:
+            chosen[item].append(member)
+    return {item: tuple(sorted(members, key=id_key)) for item, members in chosen.items()}
 
 
 def _slot_key(slot: tuple[Hashable, str]):
