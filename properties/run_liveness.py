@@ -5,8 +5,9 @@ for the kinds in :data:`~rebalproof.model.group_state.FAIR_KINDS`: a restore tha
 possible eventually happens, a delivery eventually arrives, a needed rebalance and a scheduled
 probing rebalance eventually happen. Membership events, aging and cleanup are never forced.
 
-A run that never ends stays in one strongly connected component (networkx) of the explored
-graph. A non-trivial SCC ``C`` holds a weakly fair run iff every fairness key enabled in *all*
+A run that never ends stays in one strongly connected component of the explored graph
+(computed on the edge arrays by :func:`scipy.sparse.csgraph.connected_components`, Pearce's
+algorithm in C, instead of a networkx graph rebuilt edge by edge). A non-trivial SCC ``C`` holds a weakly fair run iff every fairness key enabled in *all*
 states of ``C`` is taken on some edge inside ``C`` (then the tour through all of ``C`` is fair;
 otherwise no run staying in ``C`` is). Membership events use a budget that only grows, so no
 cycle contains one: every cycle is a run "once membership stops changing".
@@ -21,7 +22,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-import networkx as nx
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from rebalproof.model.group_state import FAIR_KINDS
 
@@ -47,26 +50,59 @@ def fair_keys(exp, edges) -> set:
     return out
 
 
+def _edge_arrays(exp) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)`` of every edge as int64 arrays (copies: the explorer's arrays stay resizable)."""
+    return np.array(exp.edge_src, dtype=np.int64), np.array(exp.edge_dst, dtype=np.int64)
+
+
+def _node_mask(n: int, nodes) -> np.ndarray:
+    keep = np.zeros(n, dtype=bool)
+    if nodes is None:
+        keep[:] = True
+    else:
+        keep[np.fromiter(nodes, dtype=np.int64, count=len(nodes))] = True
+    return keep
+
+
+def _selected_edges(exp, nodes, edge_ok) -> np.ndarray:
+    """Indices of the edges between ``nodes`` (default: all) with ``edge_ok(e)`` (default: all)."""
+    src, dst = _edge_arrays(exp)
+    if nodes is None:
+        chosen = np.arange(len(src), dtype=np.int64)
+    else:
+        keep = _node_mask(exp.states, nodes)
+        chosen = np.flatnonzero(keep[src] & keep[dst])
+    if edge_ok is not None and len(chosen):
+        ok = np.fromiter((bool(edge_ok(e)) for e in chosen.tolist()), dtype=bool, count=len(chosen))
+        chosen = chosen[ok]
+    return chosen
+
+
+def _scc_labels(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Strongly connected component id of each of ``n`` nodes, over the edges ``src -> dst``."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    graph = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    return labels.astype(np.int64)
+
+
 def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
-    """SCCs with a cycle (more than one state, or a self-loop) among ``nodes`` (default: all)."""
-    g = nx.DiGraph()
-    selfloops = set()
-    src, dst = exp.edge_src, exp.edge_dst
-    node_iter = range(exp.states) if nodes is None else nodes
-    for u in node_iter:
-        for e in ranges[u]:
-            v = dst[e]
-            if nodes is not None and v not in nodes:
-                continue
-            if edge_ok is not None and not edge_ok(e):
-                continue
-            if u == v:
-                selfloops.add(u)
-            g.add_edge(u, v)
-    out = []
-    for comp in nx.strongly_connected_components(g):
-        if len(comp) > 1 or next(iter(comp)) in selfloops:
-            out.append(frozenset(comp))
+    """SCCs with a cycle (more than one state, or a self-loop) among ``nodes`` (default: all),
+    using only edges with ``edge_ok(e)`` (default: all); sorted by least state."""
+    chosen = _selected_edges(exp, nodes, edge_ok)
+    src, dst = _edge_arrays(exp)
+    s, d = src[chosen], dst[chosen]
+    labels = _scc_labels(exp.states, s, d)
+    if not len(labels):
+        return []
+    size = np.bincount(labels)
+    cyclic = size > 1
+    cyclic[labels[s[s == d]]] = True
+    members = np.flatnonzero(cyclic[labels])
+    order = members[np.argsort(labels[members], kind="stable")]
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    out = [frozenset(part.tolist()) for part in np.split(order, cuts) if len(part)]
     out.sort(key=min)
     return out
 
@@ -167,44 +203,61 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
 
     Returns ``(best, step, unbounded, component)``: ``best[n]`` the most weight from ``n``
     (``inf`` when a cycle with weight is reachable), ``step[n]`` the edge leaving ``n``'s
-    component on such a path (None at the end), ``unbounded`` the nodes of components whose
-    cycles carry weight, ``component[n]`` an id of ``n``'s strongly connected component.
+    component on such a path (None at the end; among equally heavy ones the first found),
+    ``unbounded`` the nodes of components whose cycles carry weight, ``component[n]`` an id of
+    ``n``'s strongly connected component.
+
+    Notes
+    -----
+    The components come from :func:`_scc_labels`; the weights are summed over the condensation
+    (a DAG) sink first, one layer of components at a time in numpy, so the Python work is one
+    call of ``edge_ok`` and of ``weight`` per edge between ``nodes``.
     """
-    g = nx.DiGraph()
-    g.add_nodes_from(nodes)
-    for u in nodes:
-        for e in ranges[u]:
-            v = exp.edge_dst[e]
-            if v in nodes and edge_ok(e):
-                g.add_edge(u, v)
-    cond = nx.condensation(g)
-    member = cond.graph["mapping"]
-    heavy = set()
-    for u in nodes:
-        for e in ranges[u]:
-            v = exp.edge_dst[e]
-            if v in nodes and edge_ok(e) and weight(e) and member[u] == member[v]:
-                heavy.add(member[u])
-    best_c: dict = {}
-    step_c: dict = {}
-    comp_nodes = {c: cond.nodes[c]["members"] for c in cond.nodes}
-    for c in reversed(list(nx.topological_sort(cond))):
-        if c in heavy:
-            best_c[c] = float("inf")
-            step_c[c] = None
-            continue
-        best, arg = 0, None
-        for u in comp_nodes[c]:
-            for e in ranges[u]:
-                v = exp.edge_dst[e]
-                if v not in nodes or not edge_ok(e) or member[v] == c:
-                    continue
-                val = weight(e) + best_c[member[v]]
-                if val > best:
-                    best, arg = val, e
-        best_c[c] = best
-        step_c[c] = arg
-    best = {n: best_c[member[n]] for n in nodes}
-    unbounded = {n for n in nodes if member[n] in heavy}
-    step = {n: step_c[member[n]] for n in nodes}
-    return best, step, unbounded, member
+    nodes = nodes if isinstance(nodes, (set, frozenset, list, tuple, range)) else list(nodes)
+    chosen = _selected_edges(exp, nodes, edge_ok)
+    src, dst = _edge_arrays(exp)
+    s, d = src[chosen], dst[chosen]
+    w = np.fromiter((weight(e) for e in chosen.tolist()), dtype=np.float64, count=len(chosen))
+    labels = _scc_labels(exp.states, s, d)
+    count = int(labels.max()) + 1 if len(labels) else 0
+    cs, cd = labels[s], labels[d]
+    inside = cs == cd
+    heavy = np.zeros(count, dtype=bool)
+    heavy[cs[inside & (w > 0)]] = True
+    cross = ~inside
+    cs, cd, w, eid = cs[cross], cd[cross], w[cross], chosen[cross]
+    best = np.where(heavy, np.inf, 0.0)
+    cand = np.zeros(count)
+    cand_edge = np.full(count, -1, dtype=np.int64)
+    remaining = np.bincount(cs, minlength=count)
+    done = remaining == 0
+    while len(cs):
+        ready = done[cd]
+        if not ready.any():
+            raise RuntimeError("the condensation of a graph has a cycle")
+        a_cs, a_w, a_e = cs[ready], w[ready], eid[ready]
+        val = a_w + best[cd[ready]]
+        order = np.lexsort((a_e, -val, a_cs))
+        a_cs, val, a_e = a_cs[order], val[order], a_e[order]
+        first = np.ones(len(a_cs), dtype=bool)
+        first[1:] = a_cs[1:] != a_cs[:-1]
+        c, v, e = a_cs[first], val[first], a_e[first]
+        better = (v > cand[c]) | ((v == cand[c]) & (cand_edge[c] >= 0) & (e < cand_edge[c]))
+        cand[c[better]] = v[better]
+        cand_edge[c[better]] = e[better]
+        remaining -= np.bincount(a_cs, minlength=count)
+        newly = (remaining == 0) & ~done
+        best[newly & ~heavy] = cand[newly & ~heavy]
+        done |= newly
+        cs, cd, w, eid = cs[~ready], cd[~ready], w[~ready], eid[~ready]
+    step_c = np.where(heavy, -1, cand_edge)
+    best_out, step_out, component = {}, {}, {}
+    for n in sorted(nodes):
+        c = int(labels[n])
+        value = best[c]
+        best_out[n] = float("inf") if value == np.inf else int(value)
+        e = int(step_c[c])
+        step_out[n] = None if e < 0 else e
+        component[n] = c
+    unbounded = {n for n in nodes if heavy[labels[n]]}
+    return best_out, step_out, unbounded, component
