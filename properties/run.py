@@ -9,7 +9,9 @@ one of three scopes:
 - ``graph``: evaluated on the explored state graph after exploration (liveness, cycles,
   measures; :mod:`rebalproof.properties.run_liveness`).
 
-Every ``always`` property names a ``sometimes`` witness, so a vacuous pass shows up. A
+Every ``always`` property names a ``sometimes`` witness, so a vacuous pass shows up. Each
+property's seed sentence and what a correct implementation can be forced to do (which it must
+not count) are in :mod:`rebalproof.properties.run_justification`. A
 property a pair does not promise is still evaluated and reported as *not promised*, never
 skipped. Verdicts are three-valued (:mod:`rebalproof.properties.verdict`): a check whose
 exploration was cut short by a bound is *inconclusive* with that bound, never *holds*.

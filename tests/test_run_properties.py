@@ -193,3 +193,31 @@ def test_an_assignor_that_moves_a_restoring_task_to_a_member_without_state_is_ca
     task = verdict.message.split()[1]
     assert task in trace["steps"][-1]["rebalance"]["assignment"]["assignment"]["I3"]["active"]
     assert trace["steps"][-2]["state"]["members"][0]["lags"][task] == "behind"  # I1 was restoring it
+
+
+# -- every run property is justified by a seed sentence ------------------------------------------
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def test_every_run_property_has_a_justification_and_nothing_else_does():
+    from rebalproof.properties.run_justification import JUSTIFICATIONS
+
+    assert set(JUSTIFICATIONS) == {p.name for p in RUN_PROPERTIES}
+    for name, why in JUSTIFICATIONS.items():
+        assert why.seed[:3] in ("000", "001", "002") and why.quote and why.forced, name
+
+
+def test_every_justification_quotes_its_seed_word_for_word():
+    import pytest
+
+    from rebalproof.properties.run_justification import JUSTIFICATIONS
+
+    if not SEEDS.is_dir():
+        pytest.skip(f"the seed documents are not in {SEEDS}")
+
+    def normal(text):
+        return " ".join(text.replace("\u00a0", " ").split())
+
+    for name, why in JUSTIFICATIONS.items():
+        seed = normal(next(SEEDS.glob(f"{why.seed[:3]}_*.txt")).read_text(encoding="utf-8"))
+        assert normal(why.quote) in seed, f"{name}: not in seed {why.seed[:3]}: {why.quote}"
