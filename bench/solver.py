@@ -22,6 +22,7 @@ its owner when allowed, else the least loaded allowed host).
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -70,6 +71,69 @@ def generate(instances: int, tasks: int, *, seed: int, standbys: int = 1) -> Reb
                     held[m]["lags"][t.id] = rng.randint(50000, 500000)
     members = tuple(Member(id=m, active=tuple(held[m]["active"]), standby=tuple(held[m]["standby"]), lags=held[m]["lags"]) for m in present)
     return RebalanceInput(config=Config(num_standby_replicas=standbys), tasks=tuple(task_list), members=members, previous_members=tuple(previous))
+
+
+FAMILIES = ("equal", "unequal", "leaving")
+"""Benchmark families: ``equal`` (the original generator above), ``unequal`` (capacities 1/2/4,
+scale-out), ``leaving`` (unequal, one leaving member, 2 standbys); see :func:`cluster`."""
+
+
+def cluster(instances: int, tasks: int, *, seed: int, leaving: bool) -> RebalanceInput:
+    """A cluster people run: capacities 1/2/4, log-normal subtopology sizes (~30% stateless), mixed lags.
+
+    ~10% of the instances are new (no state). Each stateful task's owner is caught up (lag 0);
+    its previous standbys (1, or 2 with ``leaving``) report a lag drawn from four kinds alike:
+    caught up (0), within ``acceptable_recovery_lag`` (1..10000), beyond it (20000..500000), or no
+    state at all; other previous instances keep stale state 15% of the time. With ``leaving``,
+    the previous instance holding the most actives is leaving (KIP-429 "isLeaving") and
+    ``num_standby_replicas`` is 2. Deterministic from ``seed``.
+    """
+    rng = random.Random(f"cluster:{seed}:{instances}x{tasks}:{leaving}")
+    sizes, left, s = [], tasks, 0
+    while left > 0:
+        size = min(left, max(1, round(rng.lognormvariate(math.log(6), 0.9))))
+        sizes.append(size)
+        left -= size
+    task_list = []
+    for s, size in enumerate(sizes):
+        stateful = rng.random() >= 0.3
+        task_list += [Task(id=f"{s}_{p}", stateful=stateful) for p in range(size)]
+    ids = [f"I{i + 1}" for i in range(instances)]
+    new = max(1, round(instances * 0.10))
+    previous = ids[: instances - new]
+    caps = {m: rng.choice((1, 2, 4)) for m in ids}
+    standbys = 2 if leaving else 1
+    weight = {m: caps[m] * rng.uniform(0.3, 1.7) for m in previous}
+    held = {m: {"active": [], "standby": [], "lags": {}} for m in ids}
+    for t in task_list:
+        owner = rng.choices(previous, weights=[weight[m] for m in previous])[0]
+        held[owner]["active"].append(t.id)
+        if not t.stateful:
+            continue
+        held[owner]["lags"][t.id] = 0
+        others = [m for m in previous if m != owner]
+        spares = rng.sample(others, min(standbys, len(others)))
+        for spare in spares:
+            held[spare]["standby"].append(t.id)
+            kind = rng.randrange(4)
+            if kind < 3:
+                held[spare]["lags"][t.id] = (0, rng.randint(1, 10000), rng.randint(20000, 500000))[kind]
+        for m in others:
+            if m not in spares and rng.random() < 0.15:
+                held[m]["lags"][t.id] = rng.randint(20000, 500000)
+    gone = max(previous, key=lambda m: (len(held[m]["active"]), m)) if leaving else None
+    members = tuple(
+        Member(id=m, capacity=caps[m], leaving=m == gone, active=tuple(held[m]["active"]), standby=tuple(held[m]["standby"]), lags=held[m]["lags"])
+        for m in ids
+    )
+    return RebalanceInput(config=Config(num_standby_replicas=standbys), tasks=tuple(task_list), members=members, previous_members=tuple(previous))
+
+
+def instance(family: str, instances: int, tasks: int, *, seed: int) -> RebalanceInput:
+    """The input of ``family`` at that size and seed."""
+    if family == "equal":
+        return generate(instances, tasks, seed=seed)
+    return cluster(instances, tasks, seed=seed, leaving=family == "leaving")
 
 
 def greedy(view: RebalanceInput, facts: Facts):

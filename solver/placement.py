@@ -60,6 +60,7 @@ from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.benders import search_boxes
 from rebalproof.solver.encode import balance_bound
 from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
+from rebalproof.solver.incumbent import Incumbent
 from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
@@ -418,6 +419,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     prob = _Problem(view, facts)
     if layouts(facts) <= small:
         return _exhaustive(view, facts, prob, finish)
+    incumbent = Incumbent(view, facts)  # an answer from the first second (anytime)
     bounds: dict[str, tuple[int, str, str]] = {}  # name -> (lower, method, proof)
     host = None
     engine = "flow"
@@ -449,7 +451,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
                     if single:
                         stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
             if stage3 is None and deadline.passed:
-                return _timed_out(view, facts, prob, inst, bounds, None, finish)
+                return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)
             if single and stage3 is None and len(set(prob.caps.values())) == 1:
                 searched = _search_boxes(prob, inst, subs, deadline)
                 notes.append(
@@ -457,7 +459,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
                     f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} Z3 master checks)"
                 )
                 if not searched.done:
-                    return _timed_out(view, facts, prob, inst, bounds, searched, finish)
+                    return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
                 stage3, engine = searched.best, "flow+benders"
                 bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
             if stage3 is None:
@@ -498,9 +500,11 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
             return getattr(evaluate(view, place_standbys(view, facts, host), facts), name)
 
         def inconclusive(name):
-            answer = place_standbys(view, facts, best) if best is not None else None
+            if best is not None:
+                incumbent.offer(place_standbys(view, facts, best), engine)
+            answer = incumbent.answer
             out = _bounds(view, facts, answer, bounds) if answer is not None else [Bound(n, None, *bounds.get(n, (0, "none", ""))) for n in OBJECTIVES]
-            return finish(INCONCLUSIVE, answer, out, f"timed out while minimising {name}", engine)
+            return finish(INCONCLUSIVE, answer, out, f"timed out while minimising {name}" + _kept(incumbent), engine)
 
         result, found, _ = check_named(base, deadline=deadline)
         if result == z3.unknown:
@@ -620,7 +624,11 @@ def _spread_bound(lb: int, searched, floor_proof: str):
             f"checked by summing its arcs' bounds) is unsat for spread <= {searched.spread - 1}")
 
 
-def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, searched, finish):
+def _kept(incumbent) -> str:
+    return f"; the answer is the best found ({incumbent.source})" if incumbent.answer is not None else ""
+
+
+def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, searched, finish, incumbent):
     """INCONCLUSIVE with what was proven so far, and the best layout found (else the relaxation's: spread left free)."""
     w = prob.weight
     bounds["restore"] = (prob.const_restore, "arithmetic", f"{prob.const_restore} cold copies every layout has")
@@ -635,9 +643,12 @@ def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, se
     if relaxed is not None and "moves" not in bounds:
         bounds["moves"] = (relaxed[3].cost // w, "flow-duals", f"min-cost flow with spread left free (a relaxation), proven least by node potentials, moves {relaxed[3].cost // w}")
     found = found or relaxed
-    answer = place_standbys(view, facts, found[0])
+    engine = "flow+benders" if searched is not None else "flow"
+    if found is not None:
+        incumbent.offer(place_standbys(view, facts, found[0]), engine)
+    answer = incumbent.answer
     minimising = "spread" if searched is None or searched.spread is None else "moves"
-    return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {minimising}", "flow+benders" if searched is not None else "flow")
+    return finish(INCONCLUSIVE, answer, _bounds(view, facts, answer, bounds), f"timed out while minimising {minimising}" + _kept(incumbent), engine)
 
 
 def _boxes_of(prob: _Problem, host: dict[str, str]) -> dict:

@@ -4,13 +4,14 @@ An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the a
 proven lower bound, with the proof of that bound said in words (``method`` names the kind:
 ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``exhaustive``, ``arithmetic``,
 ``fixpoint``). An objective is
-proven optimal when its lower bound meets its value. Nothing here is ever a silent guess:
+proven optimal when every objective before it is proven and its unconditional lower bound
+meets its value. Nothing here is ever a silent guess:
 a timeout gives ``inconclusive`` with the best found and the bounds proven so far.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import encode_assignment
@@ -40,6 +41,16 @@ class Bound:
         allow one answer) or ``none``.
     proof : str
         The claim shown impossible, in words (``imbalance <= 0 is infeasible: ...``).
+    given : str
+        Empty when ``lower`` bounds the lexicographic optimum itself (*unconditional*); else
+        what it assumes beyond the rules, e.g. ``spread = 42`` -- the layers above at the
+        answer's values, which the optimum need not share.
+    earlier_proven : bool
+        Whether every objective before this one is proven (set by :class:`Optimum`).
+
+    ``proven`` is a claim about the lexicographic optimum: every earlier objective is proven,
+    the bound is unconditional and it meets the value. A value meeting a bound under an
+    unproven layer above is not a proof (the optimum of that layer may cost more here).
     """
 
     name: str
@@ -47,13 +58,22 @@ class Bound:
     lower: int
     method: str
     proof: str
+    given: str = ""
+    earlier_proven: bool = True
+
+    @property
+    def unconditional(self) -> bool:
+        return not self.given
 
     @property
     def proven(self) -> bool:
-        return self.value is not None and self.value == self.lower
+        return self.earlier_proven and self.unconditional and self.value is not None and self.value == self.lower
 
     def to_json(self) -> dict:
-        return {"name": self.name, "value": self.value, "lower_bound": self.lower, "proven": self.proven, "method": self.method, "proof": self.proof}
+        out = {"name": self.name, "value": self.value, "lower_bound": self.lower, "proven": self.proven, "method": self.method, "proof": self.proof, "unconditional": self.unconditional}
+        if self.given:
+            out["given"] = self.given
+        return out
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,14 @@ class Optimum:
     engine: str = ""
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        settled, ok = [], True
+        for b in self.objectives:
+            b = replace(b, earlier_proven=ok)
+            ok = ok and b.proven
+            settled.append(b)
+        object.__setattr__(self, "objectives", tuple(settled))
 
     @property
     def values(self) -> dict[str, int | None]:

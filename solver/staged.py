@@ -89,7 +89,12 @@ def solve_staged(view: RebalanceInput, rules: str, *, timeout: float | None = No
     if result == z3.unsat:
         return done(INFEASIBLE, None, [Bound(n, None, 0, "none", "") for n in objectives], "no assignment keeps the rules: " + ", ".join(sorted(set(core))))
     if result != z3.sat:
-        return done(INCONCLUSIVE, None, [Bound(n, None, 0, "none", "") for n in objectives], "timed out before any assignment was found")
+        from rebalproof.solver.incumbent import Incumbent
+
+        start = Incumbent(view, facts)
+        values = evaluate(view, start.answer, facts).as_dict() if start.answer is not None else {}
+        return done(INCONCLUSIVE, start.answer, [Bound(n, values.get(n), 0, "arithmetic" if values else "none", f"{n} is at least 0" if values else "") for n in objectives],
+                    "timed out before Z3 found an assignment" + (f"; the answer is the {start.source} one" if start.answer is not None else ""))
     best, values = trusted(model)
     fixed: list = []
     bounds: list[Bound] = []
