@@ -100,6 +100,9 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--depth", type=int, default=None, help="BFS depth bound  [default: none]")
 @click.option("--max-states", "max_states", type=int, default=None, help="stop after this many distinct states")
 @click.option("--aging/--no-aging", default=None, help="state of copies no longer hosted ages and is cleaned up  [default: on]")
+@click.option("--capacities", default=None, metavar="C1,C2,...",
+              help="stream threads per instance of the pool, in order (I1, I2, ...); a shorter list repeats its "
+                   "last value, e.g. 1,2 gives I1 one thread and every later instance two  [default: 1]")
 @click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
               help="warm: a settled group, every copy caught up; cold: nothing held, no state  [default: warm]")
 @click.option("--symmetry", type=click.Choice(SYMMETRY_MODES), default=None,
@@ -129,7 +132,7 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout, time_limit,
+            standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
@@ -138,7 +141,7 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         values.update(load_scenario(scenario))
     flags = dict(instances=instances, initial=initial, subtopologies=subtopologies, partitions=partitions,
                  stateless=stateless, standbys=standbys, max_warmups=max_warmups, events=events, depth=depth,
-                 max_states=max_states, aging=aging, start=start)
+                 max_states=max_states, aging=aging, start=start, capacities=capacities)
     values.update({k: v for k, v in flags.items() if v is not None})
     protocol_spec = protocol_spec or values.pop("protocol", None) or "cooperative"
     values.pop("protocol", None)
@@ -260,7 +263,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
         f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
         f"max {b.max_warmups} warmups, {b.events} membership events"
-        f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}, {b.start} start\n"
+        f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}, {b.start} start"
+        f"{'' if b.capacities == (1,) else f', capacities {b.describe_capacities()} threads'}\n"
     )
     auto = result.symmetry_check
     if auto is not None:

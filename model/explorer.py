@@ -235,7 +235,7 @@ def explore(
     :mod:`rebalproof.model.explore_progress`).
     """
     monitor = monitor or Monitor()
-    fp = Fingerprinter(model.task_ids, symmetry=symmetry)
+    fp = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
     exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry)
     visited: dict[int, int] = {}
     action_ids: dict[Action, int] = {}

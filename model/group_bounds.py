@@ -14,6 +14,12 @@ Abstraction choices:
   state"); or *cold* (``start = "cold"``): nothing held, no state, a first rebalance due (seed
   001 "Scale Up from Empty Group"). The warm start keeps the state space to what happens after
   the group was running, which is what the seeds' scenarios are about;
+- *capacities* (stream threads) are given per instance id of the pool, in order
+  (``capacities = [1, 2]``: ``I1`` runs 1 thread, ``I2`` and every later id 2; a shorter list
+  repeats its last value); the default is 1 thread everywhere. The leader's view carries them
+  (``Member.capacity``), as KIP-441 "Defining 'balance'" counts balance per thread. A list is
+  kept in its shortest form (trailing repeats dropped), so ``[1, 2, 2]`` and ``[1, 2]`` are one
+  bound;
 - lags are abstracted (see :mod:`rebalproof.model.group_state`); the leader's view reports a
   caught-up copy as lag 0 and a behind one as ``acceptable_recovery_lag + 1``, a copy with no
   state not at all (KIP-441 "Computing the most-caught-up instances").
@@ -21,6 +27,7 @@ Abstraction choices:
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -48,10 +55,14 @@ class Bounds:
     max_states: int | None = None  # stop after this many distinct states (None: none)
     aging: bool = True  # state of unhosted copies ages and is cleaned up
     start: str = "warm"  # "warm": a settled group, every copy caught up; "cold": nothing held, no state
+    capacities: tuple[int, ...] = (1,)  # stream threads of I1, I2, ... (the last value repeats)
 
     def __post_init__(self):
+        object.__setattr__(self, "capacities", _capacities(self.capacities))
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "capacities":
+                continue
             if f.name == "start":
                 if value not in ("warm", "cold"):
                     raise InputError(f"must be 'warm' or 'cold', got {value!r}", where="bounds.start")
@@ -73,6 +84,12 @@ class Bounds:
             )
         if self.subtopologies * self.partitions + self.stateless < 1:
             raise InputError("there must be at least one task", where="bounds")
+        if len(self.capacities) > self.instances:
+            raise InputError(
+                f"{len(self.capacities)} capacities for a pool of {self.instances} instances; give at most one per instance "
+                "(a shorter list repeats its last value)",
+                where="bounds.capacities",
+            )
         if self.instances > 9 or self.subtopologies * self.partitions + self.stateless > 12:
             raise InputError("bounds too large for explicit-state checking here (at most 9 instances, 12 tasks)", where="bounds")
 
@@ -94,16 +111,62 @@ class Bounds:
     def member_ids(self) -> tuple[str, ...]:
         return tuple(f"I{i}" for i in range(1, self.instances + 1))
 
+    def capacity_at(self, position: int) -> int:
+        """Stream threads of the instance at ``position`` (0-based) of the pool: the last value repeats."""
+        return self.capacities[min(position, len(self.capacities) - 1)]
+
+    @property
+    def uniform_capacity(self) -> bool:
+        """True when every instance of the pool runs the same number of threads."""
+        return len(self.capacities) == 1
+
+    def describe_capacities(self) -> str:
+        """Per instance of the pool, e.g. ``1,2,2``."""
+        return ",".join(str(self.capacity_at(i)) for i in range(self.instances))
+
     @property
     def behind_lag(self) -> int:
         """The lag the leader's view reports for a copy that is behind."""
         return self.acceptable_recovery_lag + 1
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """The bounds as JSON; ``capacities`` only when it is not the default (1 thread everywhere)."""
+        out = asdict(self)
+        if self.capacities == (1,):
+            del out["capacities"]
+        else:
+            out["capacities"] = list(self.capacities)
+        return out
 
 
 BOUND_FIELDS = tuple(f.name for f in fields(Bounds))
+
+
+def _capacities(value) -> tuple[int, ...]:
+    """``value`` (a whole number, a list of them or ``"1,2,2"``) as a validated tuple in shortest form."""
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")]
+        if not all(re.fullmatch(r"[0-9]+", p) for p in parts):
+            raise InputError(
+                f"must be whole numbers separated by commas (stream threads per instance, e.g. 1,2,2), got {value!r}",
+                where="bounds.capacities",
+            )
+        value = [int(p) for p in parts]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InputError(
+            f"must be a non-empty list of stream threads per instance (e.g. [1, 2, 2]), got {value!r}", where="bounds.capacities"
+        )
+    for c in value:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise InputError(
+                f"every capacity must be a whole number of at least 1 (stream threads), got {c!r}", where="bounds.capacities"
+            )
+    out = list(value)
+    while len(out) > 1 and out[-1] == out[-2]:
+        out.pop()
+    return tuple(out)
 
 
 def load_scenario(path: str | Path) -> dict:

@@ -11,7 +11,9 @@ remembers it, its undelivered assignment) and takes the least encoding over ever
 the tasks within each subtopology. Two states that differ by a renaming of instances and of
 partitions within subtopologies get one fingerprint. This is sound only when the successor
 relation commutes with renaming, which depends on the assignor
-(:mod:`rebalproof.model.group_symmetry`).
+(:mod:`rebalproof.model.group_symmetry`). With mixed capacities (stream threads per instance,
+fixed by id in the bounds) a member is also described by its capacity, so only instances of
+equal capacity are interchangeable (``classes``: member id -> capacity).
 
 Examples
 --------
@@ -84,7 +86,7 @@ def task_permutations(task_ids) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def _canonical_under(state: GroupState, tmap: dict) -> str:
+def _canonical_under(state: GroupState, tmap: dict, classes: dict | None = None) -> str:
     pending = {e[0]: e for e in state.pending}
     memory = set(state.memory) if state.memory is not None else set()
     present = {m.id for m in state.members}
@@ -96,7 +98,8 @@ def _canonical_under(state: GroupState, tmap: dict) -> str:
     for m in state.members:
         e = pending.get(m.id)
         records.append(
-            (
+            ((classes.get(m.id, 1),) if classes else ())
+            + (
                 m.id == state.leader,
                 m.id in memory,
                 m.leaving,
@@ -114,14 +117,15 @@ def _canonical_under(state: GroupState, tmap: dict) -> str:
     return repr((head, tuple(records)))
 
 
-def canonical_encode(state: GroupState, perms: tuple[dict, ...]) -> bytes:
-    """The least encoding over the renamings ``perms`` of tasks, member ids forgotten."""
-    return min(_canonical_under(state, p) for p in perms).encode()
+def canonical_encode(state: GroupState, perms: tuple[dict, ...], classes: dict | None = None) -> bytes:
+    """The least encoding over the renamings ``perms`` of tasks, member ids forgotten (their
+    capacity kept when ``classes`` maps member ids to capacities)."""
+    return min(_canonical_under(state, p, classes) for p in perms).encode()
 
 
-def fingerprint_symmetric(state: GroupState, perms: tuple[dict, ...]) -> int:
+def fingerprint_symmetric(state: GroupState, perms: tuple[dict, ...], classes: dict | None = None) -> int:
     """64-bit fingerprint of :func:`canonical_encode`."""
-    return _hash64(canonical_encode(state, perms))
+    return _hash64(canonical_encode(state, perms, classes))
 
 
 def collision_probability(n: int) -> float:
@@ -132,11 +136,12 @@ def collision_probability(n: int) -> float:
 class Fingerprinter:
     """A picklable ``state -> int`` for one model: plain, or reduced by symmetry."""
 
-    def __init__(self, task_ids=(), *, symmetry: bool = False):
+    def __init__(self, task_ids=(), *, symmetry: bool = False, classes: dict | None = None):
         self.symmetry = symmetry
         self.perms = task_permutations(task_ids) if symmetry else ()
+        self.classes = dict(classes) if classes else None
 
     def __call__(self, state: GroupState) -> int:
         if self.symmetry:
-            return fingerprint_symmetric(state, self.perms)
+            return fingerprint_symmetric(state, self.perms, self.classes)
         return fingerprint(state)

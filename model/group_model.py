@@ -69,12 +69,15 @@ class GroupModel:
     _chooser: MemoChooser = field(init=False, repr=False)
     _stateful: frozenset = field(init=False, repr=False)
     _order: dict = field(init=False, repr=False)
+    _capacity: dict = field(init=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
         tasks = self.bounds.tasks
         object.__setattr__(self, "_stateful", frozenset(t.id for t in tasks if t.stateful))
         object.__setattr__(self, "_order", {t.id: i for i, t in enumerate(tasks)})
+        ids = self.bounds.member_ids
+        object.__setattr__(self, "_capacity", {m: self.bounds.capacity_at(i) for i, m in enumerate(ids)})
 
     # -- the interface ---------------------------------------------------------------------
     @property
@@ -87,6 +90,18 @@ class GroupModel:
 
     def is_stateful(self, task: str) -> bool:
         return task in self._stateful
+
+    def capacity(self, member_id: str) -> int:
+        """Stream threads of ``member_id``, fixed by its place in the pool (:attr:`Bounds.capacities`)."""
+        return self._capacity.get(member_id, 1)
+
+    @property
+    def capacity_classes(self) -> dict[str, int] | None:
+        """Member id -> capacity when the pool mixes capacities (only instances of one capacity
+        are interchangeable for symmetry reduction); None when every instance is alike."""
+        if len(set(self._capacity.values())) <= 1:
+            return None
+        return dict(self._capacity)
 
     def init_states(self) -> tuple[GroupState, ...]:
         """One initial state: the cold start, or (default) the warm start of :meth:`settle`."""
@@ -236,6 +251,7 @@ class GroupModel:
                 members=tuple(
                     Member(
                         id=m.id,
+                        capacity=self.capacity(m.id),
                         leaving=m.leaving,
                         active=reported[m.id],
                         standby=m.standby,

@@ -40,7 +40,9 @@ Abstraction choices (stated once, here):
   ``single-owner`` forbids twice: the stronger reading of "process the same task".
 - **No generation counter**: a generation number would make every state new and the space
   infinite; a trace counts rebalances along its actions instead.
-- **Capacity** is 1 thread per instance.
+- **Capacity** (stream threads) is not part of a state: it is fixed per instance id of the pool
+  by the bounds (:attr:`~rebalproof.model.group_bounds.Bounds.capacities`, 1 thread each by
+  default) and reaches the leader's view as ``Member.capacity``.
 """
 
 from __future__ import annotations

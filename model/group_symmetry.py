@@ -19,6 +19,11 @@ up to automorphism) on leader views of the first BFS levels; renamings are
 :class:`rebalproof.symmetry.Renaming` values, which :func:`rename_state` applies to states too.
 Sampling can refute equivariance, never prove it.
 
+With mixed capacities (:attr:`~rebalproof.model.group_bounds.Bounds.capacities`) capacity belongs
+to the instance id, so only instances of equal capacity are interchangeable: the reduction keeps
+capacity in the canonical encoding, and every sampled renaming here maps an instance to one of
+its own capacity (``model.capacity_classes``).
+
 Examples
 --------
 >>> from rebalproof.model.group_model import GroupModel
@@ -102,17 +107,24 @@ def rename_state(state: GroupState, members, tasks: dict | None = None, task_ord
     )
 
 
-def random_renaming(state: GroupState, task_ids, rng: random.Random) -> tuple[dict, dict]:
-    """A random renaming of the ids used so far (``I1..I<spawned>``) and of partitions within subtopologies."""
+def random_renaming(state: GroupState, task_ids, rng: random.Random, classes: dict | None = None) -> tuple[dict, dict]:
+    """A random renaming of the ids used so far (``I1..I<spawned>``, each within its class of
+    ``classes``: member id -> capacity) and of partitions within subtopologies."""
     used = [f"I{i}" for i in range(1, state.spawned + 1)]
-    shuffled = used[:]
-    rng.shuffle(shuffled)
+    groups: dict = {}
+    for m in used:
+        groups.setdefault(classes.get(m) if classes else None, []).append(m)
+    mmap = {}
+    for group in groups.values():
+        shuffled = group[:]
+        rng.shuffle(shuffled)
+        mmap.update(zip(group, shuffled))
     tmap = {}
     for ids in by_subtopology(task_ids).values():
         perm = ids[:]
         rng.shuffle(perm)
         tmap.update(zip(ids, perm))
-    return dict(zip(used, shuffled)), tmap
+    return mmap, tmap
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,15 +148,16 @@ def check_equivariance(model, *, samples: int = 50, seed: int = 0, max_states: i
     rng = random.Random(seed)
     perms = task_permutations(model.task_ids)
     order = {t: i for i, t in enumerate(model.task_ids)}
+    classes = getattr(model, "capacity_classes", None)
     exp = explore(model, limits=Limits(max_states=max_states))
     indices = sorted(rng.sample(range(exp.states), min(samples, exp.states)))
     checked = 0
     for idx in indices:
         state = exp.state_at(idx)
-        mmap, tmap = random_renaming(state, model.task_ids, rng)
+        mmap, tmap = random_renaming(state, model.task_ids, rng, classes)
         renamed = rename_state(state, mmap, tmap, order)
-        here = {fingerprint_symmetric(t, perms) for _, t in model.expand(state)}
-        there = {fingerprint_symmetric(t, perms) for _, t in model.expand(renamed)}
+        here = {fingerprint_symmetric(t, perms, classes) for _, t in model.expand(state)}
+        there = {fingerprint_symmetric(t, perms, classes) for _, t in model.expand(renamed)}
         checked += 1
         if here != there:
             return EquivarianceReport(equivariant=False, checked=checked, state=state, members=mmap, tasks=tmap)
@@ -260,10 +273,11 @@ def auto_symmetry(model_factory, assignor, *, seed: int = 0, samples: int = 8, v
                             calls=getattr(model._chooser, "calls", 0),
                             message=f"the assignor failed while sampling views ({exc.kind}); exploring without reduction")
     calls = model._chooser.calls
+    classes = getattr(model, "capacity_classes", None)
     tried = nontrivial = 0
     for i, view in enumerate(sampled):
         try:
-            result = check_assignor(assignor, view, samples=samples, seed=seed * 1000 + i)
+            result = check_assignor(assignor, view, samples=samples, seed=seed * 1000 + i, classes=classes)
         except AssignorError as exc:
             return AutoSymmetry(reduce=False, status=Status.INCONCLUSIVE, views=i, samples=tried, nontrivial=nontrivial,
                                 calls=calls, seed=seed,
@@ -288,12 +302,14 @@ def auto_symmetry(model_factory, assignor, *, seed: int = 0, samples: int = 8, v
     )
 
 
-def recheck_reached(found: AutoSymmetry, assignor, reached: list, *, samples: int = 8, views: int = 6) -> AutoSymmetry:
+def recheck_reached(found: AutoSymmetry, assignor, reached: list, *, samples: int = 8, views: int = 6,
+                    classes: dict | None = None) -> AutoSymmetry:
     """After a reduced exploration: check equivariance again on up to ``views`` leader views
     the exploration actually reached (drawn from ``found.seed``, skipping the views
     :func:`auto_symmetry` already checked), so that views deep in the state space are sampled
-    too. Returns ``found`` with the figures added, or a violated result (the caller then
-    explores again without reduction).
+    too (renaming instances within ``classes``, as :func:`auto_symmetry` does). Returns ``found``
+    with the figures added, or a violated result (the caller then explores again without
+    reduction).
     """
     if not found.reduce or not reached:
         return found
@@ -302,7 +318,8 @@ def recheck_reached(found: AutoSymmetry, assignor, reached: list, *, samples: in
     calls, tried, nontrivial = found.calls, found.samples, found.nontrivial
     for n, idx in enumerate(picked):
         try:
-            result = check_assignor(assignor, reached[idx], samples=samples, seed=found.seed * 1000 + 500 + n)
+            result = check_assignor(assignor, reached[idx], samples=samples, seed=found.seed * 1000 + 500 + n,
+                                    classes=classes)
         except AssignorError:
             continue  # the exploration reports the finding itself
         calls += result.calls

@@ -581,7 +581,7 @@ def explore_spark(
         raise InputError(
             f"the Spark engine distributes the run properties' RunMonitor only, not {type(monitor).__name__}; use the local engine"
         )
-    fingerprinter = Fingerprinter(model.task_ids, symmetry=symmetry)
+    fingerprinter = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
     job = _Job(model, fingerprinter, monitor.ctx if run_monitor else None, monitor.properties if run_monitor else ())
     try:
         payload = cloudpickle.dumps(job)

@@ -41,6 +41,13 @@ Definitions (abstraction choices stated once, here):
   rebalances happen) every run without membership change settles; for the KIP-441 rules the
   settled assignment is balanced and the decisive rebalances after one added instance are at
   most ``ceil(stateful tasks / max_warmup_replicas) + 1`` (Kafka's convergence test bound).
+  Balance is counted per stream thread as the oracle's ``balanced`` counts it (KIP-441
+  "Defining 'balance'", :mod:`rebalproof.properties.balanced`): a settled assignment that is
+  not balanced is a violation only when a balanced assignment of these tasks over these
+  capacities exists (mixed capacities can make instance and subtopology balance
+  incompatible); undecided within the oracle's search budget makes ``converges``
+  inconclusive. The rebalance bound does not read capacities: it counts tasks moved, one
+  warmup each.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ from rebalproof.model.group_state import (
 )
 from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
+from rebalproof.properties.balanced import balance_attainable
 from rebalproof.properties.run_liveness import fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -398,13 +406,16 @@ def property_names() -> tuple[str, ...]:
 
 
 def rebalance_bound(bounds: Bounds) -> int:
-    """Kafka's convergence-test bound: stateful tasks / max_warmup_replicas + 1 rebalances."""
+    """Kafka's convergence-test bound: stateful tasks / max_warmup_replicas + 1 rebalances.
+
+    Capacities do not change it: it counts the tasks that move (one warmup each, at most
+    ``max_warmup_replicas`` per round), not the threads they move to."""
     stateful = bounds.subtopologies * bounds.partitions
     return math.ceil(stateful / max(bounds.max_warmups, 1)) + 1
 
 
 # -- the monitor --------------------------------------------------------------------------
-_STABLE, _QUIESCENT, _LEAVING, _UNBALANCED = 1, 2, 4, 8
+_STABLE, _QUIESCENT, _LEAVING, _UNBALANCED, _UNDECIDED = 1, 2, 4, 8, 16
 
 
 class RunMonitor:
@@ -435,6 +446,7 @@ class RunMonitor:
         self._ha = ctx.rules == "ha"
         self._judges_unavailability = any(p.name == "bounded-unavailability" for p in self.properties)
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
+        self._attainable: dict = {}  # (capacity, leaving) per member -> balance_attainable
 
     def _record(self, name: str, discovery: Discovery) -> None:
         if name not in self.discoveries:
@@ -457,8 +469,8 @@ class RunMonitor:
             lid = 0xFFFFFFFF
         if is_quiescent(s):
             flags |= _QUIESCENT
-            if self._ha and not self._balanced(s):
-                flags |= _UNBALANCED
+            if self._ha:
+                flags |= self._balance_flag(s)
         if any(m.leaving for m in s.members):
             flags |= _LEAVING
         mask = 0
@@ -477,14 +489,24 @@ class RunMonitor:
             elif p.expectation == "sometimes" and result:
                 self._record(p.name, Discovery(property=p.name, kind="example", state=idx, message=p.promise))
 
-    def _balanced(self, s) -> bool:
+    def _balance_flag(self, s) -> int:
+        """0 when the actives of ``s`` are balanced per thread (or no balanced assignment of these
+        tasks over these capacities exists), :data:`_UNBALANCED` when one exists, :data:`_UNDECIDED`
+        when the oracle's search could not tell (see the module docstring)."""
+        capacity = self.model.capacity
         view = RebalanceInput(
             config=self.ctx.bounds.config,
             tasks=self.ctx.bounds.tasks,
-            members=tuple(Member(id=m.id, leaving=m.leaving) for m in s.members),
+            members=tuple(Member(id=m.id, capacity=capacity(m.id), leaving=m.leaving) for m in s.members),
         )
         assignment = Assignment.build({m.id: {"active": list(m.active)} for m in s.members})
-        return is_balanced(view, assignment)
+        if is_balanced(view, assignment):
+            return 0
+        key = tuple((m.capacity, m.leaving) for m in view.members)
+        if key not in self._attainable:
+            self._attainable[key] = balance_attainable(view)
+        attainable = self._attainable[key]
+        return _UNBALANCED if attainable else (_UNDECIDED if attainable is None else 0)
 
     def on_edge(self, e, src, s, a, nxt, dst) -> None:
         step = None
@@ -652,6 +674,13 @@ def _check_converges(ctx: RunContext, g: _Graph):
                     f"{measure['worst_rebalances_after_join']} decisive rebalances after one added instance, "
                     f"more than the bound {bound}"
                 ), Discovery(property="converges", kind="safety", state=worst_src, path=path, message="too many rebalances"), measure
+    undecided = sum(1 for u in g.settled if mon.flags[u] & _UNDECIDED)
+    if undecided:
+        measure["undecided_balance_states"] = undecided
+        return Status.INCONCLUSIVE, (
+            f"{undecided} settled state(s) not balanced per thread, and whether a balanced assignment exists is "
+            "undecided within the oracle's search budget"
+        ), None, measure
     return None, None, None, measure
 
 

@@ -140,7 +140,7 @@ def check_model(
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds)
     exp = explorer(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
-        sym_check = recheck_reached(sym_check, inner, model._chooser.views())
+        sym_check = recheck_reached(sym_check, inner, model._chooser.views(), classes=model.capacity_classes)
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up

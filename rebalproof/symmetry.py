@@ -11,6 +11,12 @@ An assignor ``f`` is **equivariant** on an input ``x`` when renaming the input r
 answer: ``f(r(x))`` equals ``r(f(x))``. Symmetry reduction in the explorer (docs/DESIGN.md
 "Exploration") is sound only for such assignors.
 
+Renamings may be restricted to **classes** of member ids (``classes``: member id -> class, e.g.
+its capacity in the group model, where capacity belongs to the id): then an instance is only
+renamed to one of its own class, which is what symmetry reduction of a model with mixed
+capacities needs (an assignor that breaks ties by id between instances of different capacity
+is still equivariant within the classes).
+
 Equivalence is taken **up to automorphism**, which is the sound comparison: if ``x`` is
 itself symmetric (two fresh instances that nothing tells apart), a deterministic assignor must
 pick one of them, and any pick is as good as the other. So the check asks whether the two
@@ -223,15 +229,27 @@ def _tasks_by_sub(view: RebalanceInput) -> dict[str, list[str]]:
     return by_subtopology(view.task_ids)
 
 
-def _member_swap(view, rng) -> Renaming | None:
+def _member_classes(view: RebalanceInput, classes: Mapping | None) -> list[list[str]]:
+    """The view's member ids grouped by class (one group without ``classes``), in id order."""
     members, _ = _ids_of(view)
-    if len(members) < 2:
+    if not classes:
+        return [list(members)]
+    groups: dict = {}
+    for m in members:
+        groups.setdefault(classes.get(m), []).append(m)
+    return list(groups.values())
+
+
+def _member_swap(view, rng, classes=None) -> Renaming | None:
+    groups = [g for g in _member_classes(view, classes) if len(g) >= 2]
+    if not groups:
         return None
-    a, b = rng.sample(members, 2)
+    group = groups[0] if len(groups) == 1 else rng.choice(groups)
+    a, b = rng.sample(group, 2)
     return Renaming(members={a: b, b: a})
 
 
-def _task_swap(view, rng) -> Renaming | None:
+def _task_swap(view, rng, classes=None) -> Renaming | None:
     subs = [ts for ts in _tasks_by_sub(view).values() if len(ts) >= 2]
     if not subs:
         return None
@@ -239,7 +257,7 @@ def _task_swap(view, rng) -> Renaming | None:
     return Renaming(tasks={a: b, b: a})
 
 
-def _sub_swap(view, rng) -> Renaming | None:
+def _sub_swap(view, rng, classes=None) -> Renaming | None:
     subs = _tasks_by_sub(view)
     sizes: dict[int, list[str]] = {}
     for sub in sorted_ids(subs):
@@ -253,12 +271,15 @@ def _sub_swap(view, rng) -> Renaming | None:
     return Renaming(tasks=tasks)
 
 
-def random_renaming(view: RebalanceInput, rng: random.Random) -> Renaming:
-    """A uniformly random permutation of the view's member ids, of its subtopologies of equal size
-    and of the tasks within each subtopology (ids stay within the view's own ids)."""
-    members, _ = _ids_of(view)
-    shuffled = list(members)
-    rng.shuffle(shuffled)
+def random_renaming(view: RebalanceInput, rng: random.Random, classes: Mapping | None = None) -> Renaming:
+    """A uniformly random permutation of the view's member ids (within each of ``classes``), of
+    its subtopologies of equal size and of the tasks within each subtopology (ids stay within the
+    view's own ids)."""
+    member_map: dict[str, str] = {}
+    for group in _member_classes(view, classes):
+        shuffled = list(group)
+        rng.shuffle(shuffled)
+        member_map.update(zip(group, shuffled))
     subs = _tasks_by_sub(view)
     sizes: dict[int, list[str]] = {}
     for sub in sorted_ids(subs):
@@ -271,14 +292,14 @@ def random_renaming(view: RebalanceInput, rng: random.Random) -> Renaming:
             images = list(subs[target])
             rng.shuffle(images)
             tasks.update(zip(subs[source], images))
-    return Renaming(members=dict(zip(members, shuffled)), tasks=tasks)
+    return Renaming(members=member_map, tasks=tasks)
 
 
 _KINDS: tuple[Callable, ...] = (_member_swap, _task_swap, _sub_swap, random_renaming)
 
 
-def sample_renamings(view: RebalanceInput, *, samples: int, seed: int) -> Iterator[Renaming]:
-    """``samples`` renamings of the view, drawn from ``seed`` only.
+def sample_renamings(view: RebalanceInput, *, samples: int, seed: int, classes: Mapping | None = None) -> Iterator[Renaming]:
+    """``samples`` renamings of the view, drawn from ``seed`` only (members renamed within ``classes``).
 
     They cycle through four kinds so that each kind of symmetry is tried early: a swap of
     two instances, a swap of two tasks of one subtopology, a swap of two subtopologies of
@@ -290,7 +311,7 @@ def sample_renamings(view: RebalanceInput, *, samples: int, seed: int) -> Iterat
     misses = 0
     while drawn < samples and misses < 4 * len(_KINDS):
         kind = _KINDS[(drawn + misses) % len(_KINDS)]
-        renaming = kind(view, rng)
+        renaming = kind(view, rng, classes)
         if renaming is None or renaming.is_identity:
             misses += 1
             continue
@@ -420,6 +441,7 @@ def check_equivariance(
     samples: int = 16,
     seed: int = 0,
     shrink: bool = True,
+    classes: Mapping | None = None,
 ) -> EquivarianceResult:
     """Check on ``samples`` renamings drawn from ``seed`` that ``assignor`` answers renamed inputs
     with renamed answers, up to automorphism of the input (see the module docstring).
@@ -442,6 +464,10 @@ def check_equivariance(
     shrink : bool, keyword-only
         On a violation, look for a smaller renaming that still breaks it (a swap of two
         instances reads better than a permutation of everything).
+    classes : mapping of str to hashable, keyword-only
+        Member id -> class; renamings only map an instance to one of its own class (the group
+        model passes capacities: there only instances of equal capacity are interchangeable).
+        Ids it does not name form one class. None: any member to any member.
 
     Returns
     -------
@@ -487,7 +513,7 @@ def check_equivariance(
         return (same_answers_up_to_automorphism(renamed, expected, actual), renamed, one(expected), one(actual))
 
     tried = nontrivial = 0
-    for renaming in sample_renamings(view, samples=samples, seed=seed):
+    for renaming in sample_renamings(view, samples=samples, seed=seed, classes=classes):
         tried += 1
         outcome = breaks(renaming)
         if outcome is None:
@@ -497,7 +523,7 @@ def check_equivariance(
         if ok:
             continue
         if shrink:
-            renaming, renamed, expected, actual = _shrink(renaming, (renamed, expected, actual), breaks)
+            renaming, renamed, expected, actual = _shrink(renaming, (renamed, expected, actual), breaks, classes)
         return EquivarianceResult(
             status=Status.VIOLATED,
             samples=tried,
@@ -531,7 +557,7 @@ def check_equivariance(
 _SHRINK_BUDGET = 32
 
 
-def _shrink(renaming: Renaming, found, breaks):
+def _shrink(renaming: Renaming, found, breaks, classes=None):
     """A small renaming that still breaks equivariance: try its member part, its task part,
     then single swaps of the ids it moves, keeping the smallest that breaks."""
     best, best_found = renaming, found
@@ -539,7 +565,7 @@ def _shrink(renaming: Renaming, found, breaks):
     improved = True
     while improved and budget > 0:
         improved = False
-        for candidate in _smaller(best):
+        for candidate in _smaller(best, classes):
             if budget <= 0:
                 break
             budget -= 1
@@ -551,7 +577,7 @@ def _shrink(renaming: Renaming, found, breaks):
     return (best, *best_found)
 
 
-def _smaller(renaming: Renaming) -> Iterator[Renaming]:
+def _smaller(renaming: Renaming, classes=None) -> Iterator[Renaming]:
     seen = {renaming}
 
     def fresh(r: Renaming):
@@ -567,6 +593,8 @@ def _smaller(renaming: Renaming) -> Iterator[Renaming]:
     moved = [a for a, _ in renaming.members]
     for i, a in enumerate(moved):
         for b in moved[i + 1:]:
+            if classes and classes.get(a) != classes.get(b):
+                continue
             r = Renaming(members={a: b, b: a})
             if fresh(r):
                 yield r
