@@ -253,6 +253,8 @@ def _reproduce(check: dict) -> str:
         flag = key.replace("_", "-")
         if isinstance(value, bool):
             words.append(f"--{flag}" if value else f"--no-{flag}")
+        elif isinstance(value, (list, tuple)):
+            words.append(f"--{flag} {','.join(str(v) for v in value)}")
         else:
             words.append(f"--{flag} {value}")
     return " ".join(words)

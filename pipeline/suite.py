@@ -8,7 +8,8 @@ A suite is a TOML file (data only, like the scenario files: numbers, booleans, n
     one model check: ``name``, ``protocol`` (``cooperative``, ``learner:partial_rebalance=true``,
     ...), ``assignor`` (a built-in with options, a toy, ``py:``/``exec:``), optional ``rules``,
     ``symmetry`` (``declared``/``on``/``off``/``auto``; default: the assignor's own), ``time_limit`` (seconds), ``bounds`` (a table of
-    :class:`~rebalproof.model.group_bounds.Bounds` fields), and the expectations:
+    :class:`~rebalproof.model.group_bounds.Bounds` fields, e.g. ``capacities = [1, 2]`` for
+    stream threads per instance), and the expectations:
     ``not_promised`` — the run properties this pair does not promise (recorded, and compared
     with what the code says: a change of promise shows up), and ``known`` — a table from a
     property to ``"<status>: <why>"`` for the verdicts known to differ from "holds", e.g.
@@ -246,7 +247,7 @@ def _check(raw, index: int, run_names: tuple[str, ...]) -> CheckSpec:
         rules=rules,
         symmetry=symmetry,
         time_limit=float(time_limit) if time_limit is not None else None,
-        bounds=tuple(sorted(bounds.items())),
+        bounds=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in bounds.items())),
         not_promised=not_promised,
         known=tuple((p, _expectation(t, f"{where}.known.{p}")) for p, t in sorted(known.items())),
     )

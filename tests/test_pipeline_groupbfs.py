@@ -100,6 +100,8 @@ def test_equal_at_100k_states_with_the_default_hybrid(spark):
         ("eager", "sticky", dict(instances=3, initial=2, events=2)),
         ("cooperative", "ha", dict(instances=3, initial=2, events=2)),
         ("learner", "learner", dict(instances=3, initial=2, events=2, standbys=0)),
+        # stream threads (issue 14): the leader's views and the per-thread balance flags agree
+        ("cooperative", "ha", dict(instances=3, initial=2, events=1, capacities=(1, 2))),
     ],
 )
 def test_equal_verdicts_with_every_level_on_spark(spark, proto, assignor, bounds):

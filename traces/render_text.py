@@ -39,7 +39,7 @@ from rebalproof.model.group_state import GroupState
 from rebalproof.traces.format import Trace
 from rebalproof.traces.rounds import Event, MemberLine, RebalanceBlock, Story, read_story
 
-__all__ = ["render_text", "member_line", "ids", "group_ids", "header_lines", "event_sentence"]
+__all__ = ["render_text", "member_line", "ids", "group_ids", "header_lines", "capacity_text", "event_sentence"]
 
 
 def ids(xs) -> str:
@@ -175,8 +175,21 @@ def header_lines(header: dict) -> list[str]:
     cfg = header.get("config", {})
     cfg_text = ", ".join(f"{k} {v}" for k, v in cfg.items())
     task_text = ", ".join(t["id"] for t in tasks) + (f" (stateless: {', '.join(stateless)})" if stateless else "")
-    out.append(f"protocol {header['protocol']}, assignor {header['assignor']}; tasks {task_text}; {cfg_text}")
+    caps = capacity_text(header)
+    out.append(f"protocol {header['protocol']}, assignor {header['assignor']}; tasks {task_text}; {cfg_text}"
+               + (f"; {caps}" if caps else ""))
     return out
+
+
+def capacity_text(header: dict) -> str:
+    """``capacities I1=1, I2=2, I3=2 threads`` when the trace's bounds give instances other than
+    1 stream thread; empty otherwise (the default)."""
+    bounds = header.get("bounds") or {}
+    caps = bounds.get("capacities")
+    if not isinstance(caps, list) or not caps or caps == [1]:
+        return ""
+    pool = header.get("pool") or [f"I{i}" for i in range(1, int(bounds.get("instances", len(caps))) + 1)]
+    return "capacities " + ", ".join(f"{m}={caps[min(i, len(caps) - 1)]}" for i, m in enumerate(pool)) + " threads"
 
 
 def _marks(story: Story, steps) -> list[str]:

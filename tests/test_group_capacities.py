@@ -1,0 +1,155 @@
+"""Stream threads in the group model (issue 14): ``--capacities`` in the bounds, the leader's view,
+the balance the run properties measure, symmetry that only merges instances of equal capacity,
+and a wrong assignor whose bug needs a member with two threads."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+import itertools
+
+import pytest
+
+from rebalproof.cli.main import main
+from rebalproof.errors import InputError
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.group_bounds import Bounds, load_scenario
+from rebalproof.model.group_fingerprint import Fingerprinter
+from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_protocol import protocol
+from rebalproof.model.group_state import GroupState, MemberState
+from rebalproof.model.codec import decode_input
+from rebalproof.properties.run_check import check_model
+from rebalproof.symmetry import sample_renamings
+from rebalproof.traces.render_text import header_lines
+
+BY_INSTANCE = "py:tests.capacity_assignors:by_instance"
+
+
+class ThreadBalanced:
+    """Nondeterministic and equivariant: owned actives stay, the rest go anywhere that keeps the
+    load per thread as even as possible (least sum of load**2 / capacity). It reads capacities and
+    never names, so renaming instances of equal capacity renames its answers."""
+
+    name = "thread-balanced"
+
+    def choices(self, view):
+        keep = {m: [t for t in view.task_ids if view.owners(t) == (m,)] for m in view.member_ids}
+        loose = [t for t in view.task_ids if len(view.owners(t)) != 1]
+        best, out = None, []
+        for targets in itertools.product(view.member_ids, repeat=len(loose)):
+            loads = {m: len(keep[m]) for m in view.member_ids}
+            for m in targets:
+                loads[m] += 1
+            cost = sum(Fraction(n * n, view.member(m).capacity) for m, n in loads.items())
+            if best is None or cost < best:
+                best, out = cost, []
+            if cost == best:
+                roles = {m: {"active": list(keep[m])} for m in view.member_ids}
+                for t, m in zip(loose, targets):
+                    roles[m]["active"].append(t)
+                out.append(Assignment.build(roles))
+        return tuple(out)
+
+
+def test_capacities_are_kept_in_shortest_form_and_repeat_their_last_value():
+    b = Bounds(capacities=(1, 2, 2))
+    assert b.capacities == (1, 2) and b == Bounds(capacities=[1, 2]) == Bounds(capacities="1,2")
+    assert [b.capacity_at(i) for i in range(3)] == [1, 2, 2] and b.describe_capacities() == "1,2,2"
+    assert "capacities" not in Bounds().to_json() and Bounds(capacities=(1, 1)).to_json() == Bounds().to_json()
+    assert Bounds(**b.to_json()) == b and b.to_json()["capacities"] == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [(0,), (1, -1), (), "1,x", (True,), (1, 2, 3, 4)])
+def test_bad_capacities_are_input_errors(bad):
+    with pytest.raises(InputError) as info:
+        Bounds(capacities=bad)
+    assert "capacities" in str(info.value)
+
+
+@pytest.mark.parametrize("flag, says", [("0,1", "at least 1"), ("1,two", "whole numbers"), ("1,2,3,1", "at most one per instance")])
+def test_check_rejects_bad_capacities_with_one_line_and_exit_2(capsys, flag, says):
+    code = main(["check", "--capacities", flag])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_scenario_files_take_capacities(tmp_path):
+    path = tmp_path / "threads.toml"
+    path.write_text("instances = 3\ncapacities = [2, 1]\n")
+    assert Bounds(**load_scenario(path)).describe_capacities() == "2,1,1"
+
+
+def test_the_leaders_view_and_the_warm_start_carry_the_capacities():
+    from rebalproof.model.assignors import builtin
+
+    bounds = Bounds(capacities=(1, 2))
+    model = GroupModel(protocol=protocol("cooperative"), bounds=bounds, assignor=builtin("ha").make())
+    (start,) = model.init_states()
+    loads = {m.id: len(m.active) for m in start.members}
+    assert loads == {"I1": 1, "I2": 3}  # the warm start is balanced per thread, not per instance
+    joined = model.next_state(start, next(a for a in model.actions(start) if a.kind == "join"))
+    view = model.view_of(joined)
+    assert {m.id: m.capacity for m in view.members} == {"I1": 1, "I2": 2, "I3": 2}
+
+
+def test_symmetric_fingerprints_never_merge_instances_of_different_capacity():
+    a = GroupState(members=(MemberState(id="I1", active=("0_0",)), MemberState(id="I2")), leader="I1", memory=None, spawned=2, events=0)
+    b = GroupState(members=(MemberState(id="I1"), MemberState(id="I2", active=("0_0",))), leader="I1", memory=None, spawned=2, events=0)
+    b = b._replace(leader="I2")
+    same = Fingerprinter(("0_0",), symmetry=True)
+    classes = Fingerprinter(("0_0",), symmetry=True, classes={"I1": 1, "I2": 2})
+    assert same(a) == same(b)
+    assert classes(a) != classes(b)
+    equal = Fingerprinter(("0_0",), symmetry=True, classes={"I1": 2, "I2": 2})
+    assert equal(a) == equal(b)
+
+
+def test_sampled_renamings_stay_within_capacity_classes():
+    view = decode_input({"tasks": [{"id": "0_0"}, {"id": "0_1"}],
+                         "members": [{"id": f"I{i}", "capacity": c} for i, c in enumerate((1, 2, 2, 1), start=1)]})
+    classes = {m.id: m.capacity for m in view.members}
+    moved = set()
+    for r in sample_renamings(view, samples=40, seed=1, classes=classes):
+        for a, b in r.members:
+            assert classes[a] == classes[b]
+            moved.add(a)
+    assert moved == {"I1", "I2", "I3", "I4"}
+
+
+def _statuses(result):
+    return {r.property.name: r.verdict.status for r in result.results}
+
+
+def test_symmetry_with_mixed_capacities_reduces_and_keeps_every_verdict():
+    bounds = Bounds(instances=4, initial=3, subtopologies=1, partitions=3, standbys=0, events=1, capacities=(2, 1))
+    kwargs = dict(protocol=protocol("cooperative"), assignor_name="thread-balanced", rules=None, bounds=bounds)
+    off = check_model(assignor=ThreadBalanced(), symmetry=False, **kwargs)
+    on = check_model(assignor=ThreadBalanced(), symmetry=True, **kwargs)
+    auto = check_model(assignor=ThreadBalanced(), symmetry="auto", **kwargs)
+    assert off.exploration.complete and on.exploration.complete
+    assert on.exploration.states < off.exploration.states
+    assert _statuses(on) == _statuses(off) == _statuses(auto)
+    assert auto.symmetry_check.reduce and auto.exploration.states == on.exploration.states
+
+
+def run(capsys, *args):
+    code = main(["check", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_bug_that_needs_two_threads_is_caught_with_capacities_and_missed_without(capsys, tmp_path):
+    code, report = run(capsys, "--assignor", BY_INSTANCE)
+    assert code == 0 and all(p["status"] != "violated" for p in report["properties"])
+    code, report = run(capsys, "--assignor", BY_INSTANCE, "--capacities", "1,2", "--trace-dir", str(tmp_path))
+    converges = next(p for p in report["properties"] if p["property"] == "converges")
+    assert code == 1 and converges["status"] == "violated" and "not balanced" in converges["message"]
+    trace = json.loads(open(report["traces"]["converges"]).read())
+    assert trace["bounds"]["capacities"] == [1, 2]
+    assert "capacities I1=1, I2=2, I3=2 threads" in header_lines(trace)[1]
+
+
+def test_the_bounds_line_shows_the_capacities(capsys):
+    main(["check", "--assignor", "round-robin", "--instances", "2", "--initial", "2", "--subtopologies", "1",
+          "--partitions", "2", "--standbys", "0", "--events", "0", "--capacities", "2,1"])
+    assert "capacities 2,1 threads" in capsys.readouterr().out
