@@ -236,12 +236,20 @@ class GroupModel:
         """The leader's view a rebalance would build now."""
         return self._answers_for(state)[0]
 
-    def _answers_for(self, state: GroupState):
-        joined, reported = self.joined(state)
-        key = (
+    def view_key(self, state: GroupState):
+        """A hashable key of the leader's view in ``state`` (equal keys, equal views)."""
+        return self._view_key(state, *self.joined(state))
+
+    @staticmethod
+    def _view_key(state: GroupState, joined, reported):
+        return (
             tuple((m.id, m.leaving, reported[m.id], m.standby, m.warmup, m.lags) for m in joined),
             state.memory,
         )
+
+    def _answers_for(self, state: GroupState):
+        joined, reported = self.joined(state)
+        key = self._view_key(state, joined, reported)
         behind = self.bounds.behind_lag
 
         def build() -> RebalanceInput:
@@ -281,6 +289,8 @@ class GroupModel:
         return tuple(sorted(set(tasks), key=lambda t: order.get(t, len(order))))
 
     def _hand_over(self, joined: tuple[MemberState, ...], raw: Assignment):
+        """What each member is sent: its answer, actives held back until revoked where the
+        protocol waits, and one copy per task."""
         owner = {}
         for m in joined:
             for t in m.active:
@@ -292,7 +302,11 @@ class GroupModel:
             active = got.active
             if wait:
                 active = tuple(t for t in active if owner.get(t, m.id) == m.id)
-            out.append((m.id, self._sorted(active), self._sorted(got.standby), self._sorted(got.warmup)))
+            # a member told to hold a task twice (the no-colocation finding) holds one copy, the
+            # first of active, standby, warmup: the run goes on from a state members can be in
+            standby = tuple(t for t in got.standby if t not in got.active)
+            warmup = tuple(t for t in got.warmup if t not in got.active and t not in got.standby)
+            out.append((m.id, self._sorted(active), self._sorted(standby), self._sorted(warmup)))
         return tuple(out)
 
     # -- operators: guards, then updates -----------------------------------------------------

@@ -59,7 +59,10 @@ class _Job:
             return None
         from rebalproof.properties.run import RunMonitor
 
-        return RunMonitor(self.ctx, self.model, properties=self.properties)
+        monitor = RunMonitor(self.ctx, self.model, properties=self.properties)
+        if monitor.judge is not None:
+            monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks
+        return monitor
 
 
 def _load_job(job_bc, token: str) -> _Job:
@@ -145,6 +148,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             edge_weight=bytes(monitor.edge_weight),
             edge_moved=dict(monitor.edge_moved),
             edge_disc=edge_disc,
+            judged=monitor.judge.records() if monitor.judge is not None else None,
         )
     out["calls"] = getattr(chooser, "calls", 0) - calls
     out["cpu"] = time.process_time() - started
@@ -364,6 +368,10 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
                     moved[int(global_edge[e])] = mask
         for e in sorted(moved):
             monitor.edge_moved[e] = moved[e]
+        if monitor.judge is not None:  # the answers judged on the edges kept
+            for t, r in enumerate(results):
+                keep_edge = task_edges[t][0]
+                monitor.judge.merge(*r["judged"], keep=lambda e, k=keep_edge: bool(k[e]))
         best: dict[str, tuple[int, object]] = {}
         for t, r in enumerate(results):
             keep_edge, global_edge = task_edges[t]
@@ -466,6 +474,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
         "discoveries": discoveries,
         "errors": [(i, _error_fields(e)) for i, e in getattr(monitor, "errors", [])],
         "layouts": layouts,
+        "judged": dict(monitor.judge.views) if getattr(monitor, "judge", None) is not None else {},
         "counters": {"errors": graph.errors, "calls": graph.calls},
     }
     meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth}
@@ -532,6 +541,8 @@ def _restore(graph: _Graph, store, identity: str) -> int:
             name: replace(d, error=_error_from(d.error)) if isinstance(d.error, tuple) else d for name, d in blob["discoveries"].items()
         }
         monitor.errors = [(i, _error_from(fields)) for i, fields in blob["errors"]]
+        if monitor.judge is not None:
+            monitor.judge.views = dict(blob.get("judged", {}))
     return depth
 
 

@@ -6,6 +6,9 @@ one of three scopes:
 
 - ``state``: a predicate on every reachable state (``always``) or a witness (``sometimes``);
 - ``edge``: a predicate on every transition, e.g. on the assignment a rebalance computed;
+- ``rebalance``: every distinct (leader view, answer) the exploration reaches, judged by the
+  per-rebalance catalogue of the rule set in force and memoised
+  (:mod:`rebalproof.properties.run_rebalance`; ``warmup-bound`` is one of them);
 - ``graph``: evaluated on the explored state graph after exploration (liveness, cycles,
   measures; :mod:`rebalproof.properties.run_liveness`).
 
@@ -72,7 +75,9 @@ from rebalproof.model.group_state import (
 from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
+from rebalproof.properties.catalogue import PER_ASSIGNMENT
 from rebalproof.properties.run_liveness import fair_components, fair_cycle, longest_paths, nontrivial_sccs
+from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = [
@@ -174,21 +179,16 @@ def _no_lost_task(ctx, model, s):
     return None
 
 
-def _warmup_bound(ctx, model, s, a, nxt, step):
-    if step is None:
-        return None
-    verdict = _warmup_verdict(step.view, step.assignment)
-    if verdict is not None and verdict.violated:
-        return verdict.message
-    return None
+def _judged(name):
+    def check(ctx, model, s, a, nxt, step):
+        return judge_step(name, ctx.rules, step)
+
+    check.__name__ = f"judged_{name}"
+    return check
 
 
-def _warmup_verdict(view, assignment):
-    try:
-        from rebalproof.properties.copies import warmup_bound
-    except ImportError:  # pragma: no cover - the per-assignment properties ship with the suite
-        return None
-    return warmup_bound(view, assignment)
+def _promised_per_rebalance(name):
+    return lambda ctx: promised(name, ctx.rules)
 
 
 def _task_moves(ctx, model, s, a, nxt, step):
@@ -322,10 +322,14 @@ RUN_PROPERTIES: tuple[RunProperty, ...] = (
         promise="in every stable state each task has an active owner",
         promised_by="every protocol with every assignor", promised=_always, check=_no_lost_task, witness="settles",
     ),
-    RunProperty(
-        name="warmup-bound", expectation="always", scope="edge",
-        promise="every assignment keeps extra copies <= max_warmup_replicas (KIP-441)",
-        promised_by="assignors with the KIP-441 rules (ha)", promised=_ha, check=_warmup_bound, witness="warmup-assigned",
+    # every answer the exploration reaches, judged by the per-rebalance catalogue (run_rebalance)
+    *(
+        RunProperty(
+            name=p.name, expectation="always", scope="rebalance", promise=f"{p.promise} (every answer reached)",
+            promised_by=promised_words(p.name), promised=_promised_per_rebalance(p.name), check=_judged(p.name),
+            witness="warmup-assigned" if p.name == "warmup-bound" else "task-moves",
+        )
+        for p in PER_ASSIGNMENT
     ),
     RunProperty(
         name="assignor-answers", expectation="always", scope="graph",
@@ -445,6 +449,8 @@ class RunMonitor:
         self._edge_checks = [p for p in self.properties if p.scope == "edge" and p.check is not None]
         self._ha = ctx.rules == "ha"
         self._judges_unavailability = any(p.name == "bounded-unavailability" for p in self.properties)
+        judged = [p.name for p in self.properties if p.scope == "rebalance"]
+        self.judge = RebalanceJudge(ctx.rules, judged) if judged else None
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
         self._attainable: dict = {}  # (capacity, leaving) per member -> balance_attainable
 
@@ -552,11 +558,12 @@ class RunMonitor:
                     ))
             if raw != pre and s.triggers != ("revoked",):
                 weight |= 2
+            if self.judge is not None:
+                for name, message in self.judge.judge(e, self.model.view_key(s), a.choice, step):
+                    self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))
         self.edge_weight.append(weight)
         for p in self._edge_checks:
             if p.name in self.discoveries:
-                continue
-            if p.scope == "edge" and p.name == "warmup-bound" and step is None:
                 continue
             result = p.check(self.ctx, self.model, s, a, nxt, step)
             if not result:
@@ -803,6 +810,8 @@ def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
                     status, message = Status.HOLDS, message or p.promise
                 else:
                     status, message = Status.INCONCLUSIVE, why
+        elif p.scope == "rebalance":
+            status, message, measure = run_verdict(monitor.judge, p.name, discovery, complete=complete, why=why)
         elif p.expectation == "always":
             if discovery is not None:
                 status, message = Status.VIOLATED, discovery.message

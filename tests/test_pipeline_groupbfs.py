@@ -67,6 +67,9 @@ def assert_same(local, distributed, local_monitor, spark_monitor):
         assert getattr(distributed, name) == getattr(local, name), name
     for name in RECORDS:
         assert getattr(spark_monitor, name) == getattr(local_monitor, name), f"monitor.{name}"
+    assert (spark_monitor.judge is None) == (local_monitor.judge is None)
+    if local_monitor.judge is not None:  # every answer judged: the same views, the same verdicts
+        assert spark_monitor.judge.views == local_monitor.judge.views
     assert {k: plain(d) for k, d in spark_monitor.discoveries.items()} == {k: plain(d) for k, d in local_monitor.discoveries.items()}
     assert [(i, plain_error(e)) for i, e in spark_monitor.errors] == [(i, plain_error(e)) for i, e in local_monitor.errors]
 
@@ -108,6 +111,28 @@ def test_equal_verdicts_with_every_level_on_spark(spark, proto, assignor, bounds
     model, ctx = check(proto, assignor, **bounds)
     local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
     assert local.complete
+
+
+def owner_blind(view):
+    """Round-robin over the sorted tasks, owners and lags ignored: breaks caught-up-active."""
+    from rebalproof.model.assignment import Assignment
+
+    members = view.member_ids
+    roles = {m: {"active": []} for m in members}
+    for i, t in enumerate(view.task_ids):
+        roles[members[i % len(members)]]["active"].append(t)
+    return Assignment.build(roles)
+
+
+@pytest.mark.parametrize("stop_early", [False, True], ids=["complete", "stop-early"])
+def test_every_answer_judged_alike_on_spark(spark, stop_early):
+    """The per-rebalance verdicts: the same violating and judged views, the same first trace."""
+    model, ctx = check("cooperative", owner_blind, rules="ha", name="owner-blind", instances=3, initial=2, events=2)
+    run_both(spark, model, ctx, stop_early=stop_early, local_below=0, partitions=3)
+    monitor = RunMonitor(ctx, model, stop_early=stop_early)
+    results = {v["property"]: v for v, _ in verdicts(ctx, explore(model, monitor=monitor), monitor)}
+    assert results["caught-up-active"]["status"] == "violated"
+    assert results["caught-up-active"]["measure"]["violating_views"] > 0
 
 
 def test_liveness_counterexample_is_the_same_lasso(spark):

@@ -33,7 +33,7 @@ def test_properties_are_named_data_with_witnesses():
     names = [p.name for p in RUN_PROPERTIES]
     assert len(names) == len(set(names))
     for p in RUN_PROPERTIES:
-        assert p.expectation in ("always", "sometimes", "eventually") and p.scope in ("state", "edge", "graph")
+        assert p.expectation in ("always", "sometimes", "eventually") and p.scope in ("state", "edge", "rebalance", "graph")
         assert p.promise and p.promised_by
         if p.expectation != "sometimes":
             assert p.witness in names, p.name

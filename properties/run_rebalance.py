@@ -1,0 +1,156 @@
+"""Every answer ``check`` reaches, judged by the per-rebalance catalogue (issue #10 item 1).
+
+A rebalance step of the group model is a leader view and one answer of the assignor
+(:class:`~rebalproof.model.group_model.RebalanceStep`). Each distinct (view, answer) the
+exploration reaches is judged once by the readings of
+:data:`~rebalproof.properties.catalogue.PER_ASSIGNMENT` — the promise table ``oracle`` uses — and
+the verdict is memoised. For every property the run reports:
+
+- the number of distinct leader views (``violating_views``) on which some answer breaks it, of
+  the views judged (``judged_views``);
+- the oracle's own words for the first violating view in BFS order, and the rebalance edge that
+  reached it (the shortest trace to it, built like any edge property's).
+
+Which rule set is in force is the check's (``--rules``; a built-in's own; ``ha`` for
+``py:``/``exec:``). With no rule set (``--rules none``, the toy round-robin) only what any
+answer must be is promised: :data:`PROMISED_WITHOUT_RULES` (one active per task, no task twice on
+an instance); the other properties are still judged and shown as *not promised* with what was
+observed.
+
+A view's verdict is inconclusive where the catalogue's is (``balanced`` past its search budget):
+then the property is inconclusive for the run unless another view violates it.
+
+The Spark engine runs one :class:`RebalanceJudge` per bucket with ``track_edges`` on and merges
+:meth:`RebalanceJudge.records` of the edges the local explorer would have walked
+(:meth:`RebalanceJudge.merge`), so counts and first discoveries are the local ones. Views are
+identified across processes by a 64-bit BLAKE2 digest of the model's view key (its ``repr`` is
+deterministic: tuples of strings, numbers, booleans and None).
+"""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+
+from rebalproof.properties.catalogue import PER_ASSIGNMENT
+from rebalproof.properties.verdict import Status
+
+__all__ = [
+    "PROMISED_WITHOUT_RULES",
+    "REBALANCE_NAMES",
+    "RebalanceJudge",
+    "promised",
+    "promised_words",
+    "judge_step",
+    "run_verdict",
+]
+
+#: Promised with no rule set: what any answer must be, whatever the protocol's promises.
+PROMISED_WITHOUT_RULES = frozenset({"one-active", "no-colocation"})
+
+#: The per-rebalance properties, in catalogue order.
+REBALANCE_NAMES = tuple(p.name for p in PER_ASSIGNMENT)
+
+_BY_NAME = {p.name: p for p in PER_ASSIGNMENT}
+_BIT = {name: 1 << i for i, name in enumerate(REBALANCE_NAMES)}
+
+
+def promised(name: str, rules: str | None) -> bool:
+    """Whether ``rules`` (None: no rule set) promises the per-rebalance property ``name``."""
+    if rules is None:
+        return name in PROMISED_WITHOUT_RULES
+    return rules in _BY_NAME[name].promised_by
+
+
+def promised_words(name: str) -> str:
+    sets = [r for r in ("sticky", "eager", "learner", "ha") if r in _BY_NAME[name].promised_by]
+    extra = ", and with no rule set" if name in PROMISED_WITHOUT_RULES else ""
+    return f"the {'/'.join(sets)} rules{extra}, in every answer"
+
+
+def _reading(name: str, rules: str | None):
+    prop = _BY_NAME[name]
+    return prop.checks_by_rules.get(rules or "ha", prop.check)
+
+
+def judge_step(name: str, rules: str | None, step) -> str | None:
+    """The oracle's words when ``step``'s answer breaks ``name`` under ``rules``, else None
+    (the edge check a replayed trace re-runs)."""
+    if step is None:
+        return None
+    verdict = _reading(name, rules)(step.view, step.assignment)
+    return verdict.message if verdict.status is Status.VIOLATED else None
+
+
+def _digest(key) -> int:
+    return int.from_bytes(blake2b(repr(key).encode(), digest_size=8).digest(), "big")
+
+
+class RebalanceJudge:
+    """Judges each distinct (view, answer) once; keeps per view which properties it breaks."""
+
+    def __init__(self, rules: str | None, names=REBALANCE_NAMES, *, track_edges: bool = False):
+        self.rules = rules
+        self.names = tuple(n for n in REBALANCE_NAMES if n in set(names))
+        self.track_edges = track_edges
+        self._memo: dict = {}  # (view key, choice) -> (digest, violated mask, inconclusive mask, messages)
+        #: view digest -> (violated mask, inconclusive mask) over the answers judged on it
+        self.views: dict[int, tuple[int, int]] = {}
+        #: rebalance edge -> view digest (only with ``track_edges``: what a Spark bucket sends)
+        self.edge_views: dict[int, int] = {}
+
+    def judge(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
+        """(property, message) for every property the answer of ``step`` breaks, in catalogue order."""
+        hit = self._memo.get((key, choice))
+        if hit is None:
+            bad = unsure = 0
+            messages = []
+            for name in self.names:
+                verdict = _reading(name, self.rules)(step.view, step.assignment)
+                if verdict.status is Status.VIOLATED:
+                    bad |= _BIT[name]
+                    messages.append((name, verdict.message))
+                elif verdict.status is Status.INCONCLUSIVE:
+                    unsure |= _BIT[name]
+            hit = self._memo[(key, choice)] = (_digest(key), bad, unsure, tuple(messages))
+        digest, bad, unsure, messages = hit
+        self._note(digest, bad, unsure)
+        if self.track_edges:
+            self.edge_views[edge] = digest
+        return list(messages)
+
+    def _note(self, digest: int, bad: int, unsure: int) -> None:
+        old = self.views.get(digest)
+        self.views[digest] = (bad, unsure) if old is None else (old[0] | bad, old[1] | unsure)
+
+    def records(self) -> tuple[dict, dict]:
+        """(edge -> view digest, view digest -> masks): what a Spark bucket sends the driver."""
+        return dict(self.edge_views), dict(self.views)
+
+    def merge(self, edge_views: dict, views: dict, keep) -> None:
+        """Take a bucket's records for the edges ``keep(edge)`` says the local explorer walked."""
+        for edge, digest in edge_views.items():
+            if keep(edge):
+                self._note(digest, *views[digest])
+
+    def counts(self, name: str) -> tuple[int, int, int]:
+        """(violating views, inconclusive views, judged views) of ``name``."""
+        bit = _BIT[name]
+        bad = sum(1 for b, _ in self.views.values() if b & bit)
+        unsure = sum(1 for b, u in self.views.values() if u & bit and not b & bit)
+        return bad, unsure, len(self.views)
+
+
+def run_verdict(judge: RebalanceJudge, name: str, discovery, *, complete: bool, why: str):
+    """(status, message, measure) of ``name`` for the run, before the promise is applied."""
+    bad, unsure, judged = judge.counts(name)
+    measure = {"violating_views": bad, "judged_views": judged}
+    if unsure:
+        measure["inconclusive_views"] = unsure
+    if bad:
+        first = discovery.message if discovery is not None else ""
+        return Status.VIOLATED, f"{bad} of {judged} distinct views break it; first: {first}", measure
+    if unsure:
+        return Status.INCONCLUSIVE, f"undecided on {unsure} of {judged} distinct views (the check's search budget)", measure
+    if not complete:
+        return Status.INCONCLUSIVE, why, measure
+    return Status.HOLDS, f"every answer on {judged} distinct views keeps it", measure
