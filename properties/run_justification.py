@@ -45,6 +45,50 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="keep the min(num_standby_replicas, members-1) required standbys besides the warmups; copies "
         "are counted, whatever the implementation calls them",
     ),
+    "one-active": Justification(
+        seed="002 Constraints and Cost Function",
+        quote="This means, a particular task, like `0_8` would have an \"active\" (i.e., primary) copy and some "
+        "number of \"standby\" copies (i.e., replicas).",
+        forced="nothing: every answer can give each task exactly one active on a member of the group",
+    ),
+    "no-colocation": Justification(
+        seed="002 Constraints and Cost Function",
+        quote="We can't assign both an active and standby task with the same taskId to the same instance.",
+        forced="nothing: an instance never needs two copies of one task",
+    ),
+    "standby-count": Justification(
+        seed="002 Assignment Algorithm, requirement 2",
+        quote="All computed assignments must have at least \"num.standby.replicas\" number of standby replicas "
+        "for every task.",
+        forced="give fewer standbys when the group has fewer other members: min(num_standby_replicas, members-1), "
+        "leaving members not counted",
+    ),
+    "caught-up-active": Justification(
+        seed="002 Assignment Algorithm, requirement 1",
+        quote="The assignment algorithm is required to assign active stateful tasks to the most-caught-up-instances",
+        forced="put an active on a member with partial or no state when nobody is caught up (the most caught-up "
+        "are then the closest to catching up), e.g. after the only holder left",
+    ),
+    "fixpoint": Justification(
+        seed="002 Assignment Algorithm, requirement 5",
+        quote="The algorithm must converge: if the current assignment is already balanced, it must not alter "
+        "the assignment.",
+        forced="change an assignment that is not valid, balanced and caught up (a member joined, left or lags "
+        "changed); only a settled one must come back unchanged",
+    ),
+    "stable": Justification(
+        seed="002 Assignment Algorithm, requirement 6",
+        quote="it should try not to shuffle stateless tasks randomly among nodes.",
+        forced="move as many stateless tasks as the answer's load per member needs; only moves beyond the "
+        "fewest are counted",
+    ),
+    "balanced": Justification(
+        seed="002 Iterative Balancing Assignments",
+        quote="the assignment algorithm creates as balanced an assignment as possible while strictly assigning "
+        "stateful tasks only among the most-caught-up instances.",
+        forced="leave the actives unbalanced while a probing rebalance is scheduled (warmups moving state), or "
+        "when no balanced assignment of the tasks over the capacities exists",
+    ),
     "assignor-answers": Justification(
         seed="002 Assignment Algorithm",
         quote="We do specify some important properties of any implementation:",
