@@ -10,8 +10,10 @@ Two text forms, both deterministic plain text:
     seed 002's example tables: instances x active / standby / warmup per round
     (:mod:`rebalproof.traces.render_table`).
 
-``--steps`` appends the trace's step numbers to each line; ``--no-comments`` leaves out the
-trace's ``// ...`` comments (where a seed's text contradicts itself). ``--html OUT.html`` writes
+``--steps`` appends the trace's step numbers to each line; ``--notes`` adds the trace's
+``// ...`` notes (how a golden trace reads its seed: where the seed's text lost its layout or
+contradicts itself, which choices were free). They are left out by default: they are about
+reading the seed, not about the run. ``--no-comments`` (the default now) is still accepted. ``--html OUT.html`` writes
 the viewer page instead (:mod:`rebalproof.traces.render_html`): a card per step, what changed
 highlighted, the failing step and a lasso's cycle marked, arrow keys / j k to move.
 
@@ -54,10 +56,11 @@ def render(trace: Trace, *, form: str = "auto", steps: bool = False, comments: b
 @click.option("--form", type=click.Choice(FORMS), default="auto", show_default=True,
               help="text: seed 001's scenario blocks; table: seed 002's tables (auto: table for the ha assignor)")
 @click.option("--steps", is_flag=True, help="append the trace's step numbers to each line")
-@click.option("--no-comments", "no_comments", is_flag=True, help="leave out the trace's // comments")
+@click.option("--notes", is_flag=True, help="add the trace's // notes on how it reads its seed (left out by default)")
+@click.option("--no-comments", "no_comments", is_flag=True, help="leave out the trace's // notes (the default)")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), default=None, metavar="OUT.html",
               help="write a self-contained HTML viewer of the trace instead of printing it")
-def command(trace_path: Path, form: str, steps: bool, no_comments: bool, html_path: Path | None) -> int:
+def command(trace_path: Path, form: str, steps: bool, notes: bool, no_comments: bool, html_path: Path | None) -> int:
     """Show TRACE (a rebalproof-trace/1 JSON file) in the seeds' own form.
 
     Exit 0, or 2 when TRACE is not a readable trace.
@@ -70,5 +73,5 @@ def command(trace_path: Path, form: str, steps: bool, no_comments: bool, html_pa
             where = f"; {trace.property_name} fails at step {trace.header['fail_step']}"
         click.echo(f"wrote {html_path} ({len(trace.steps)} steps{where}); open it in a browser, move with the arrow keys or j / k")
         return 0
-    click.echo(render(trace, form=form, steps=steps, comments=not no_comments), nl=False)
+    click.echo(render(trace, form=form, steps=steps, comments=notes and not no_comments), nl=False)
     return 0

@@ -266,7 +266,7 @@ def _check_details(check: dict) -> str:
         out.append(f'<p class="failed">error: {escape(check["error"])}</p>')
         return "\n".join(out)
     out.append(
-        f"<p>{escape(check['protocol'])} + {escape(check['assignor'])} (rules: {escape(str(check['rules']))}), "
+        f"<p>{escape(check['protocol'])} + {escape(check['assignor'])} (rules: {escape(check['rules'] or 'none')}), "
         f"{check['states']:,} states, {check['edges']:,} transitions, depth {check['depth']}, "
         f"{'complete' if check['complete'] else 'INCOMPLETE: ' + escape(str(check['bound']))}, "
         f"{check['seconds']:.1f} s. Reproduce: <code>{escape(_reproduce(check))}</code></p>"

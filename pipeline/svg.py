@@ -10,6 +10,8 @@ Examples
 >>> svg = bar_chart([("a", 3), ("b", 1)], title="demo", unit="x")
 >>> svg.startswith("<svg") and "demo" in svg and "3 x" in svg
 True
+>>> ">1 rebalance<" in bar_chart([("a", 1)], title="demo", unit="rebalances")
+True
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ def _fmt(value: float) -> str:
     if not math.isfinite(value):
         return "unbounded"
     return f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:.2g}"
+
+
+def _unit(value: float, unit: str) -> str:
+    """``unit`` as said after ``value``: "1 rebalance", "2 rebalances" (a symbol like "s" stays)."""
+    if value == 1 and len(unit) > 2 and unit.endswith("s"):
+        return unit[:-1]
+    return unit
 
 
 def bar_chart(
@@ -72,8 +81,8 @@ def bar_chart(
         w = x(value)
         out.append(f'<text x="{left - 8}" y="{y + bar_h - 5}" text-anchor="end">{escape(label)}</text>')
         out.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{escape(fill)}" rx="2">'
-                   f'<title>{escape(label)}: {escape(_fmt(value))} {escape(unit)}</title></rect>')
-        text = f"{_fmt(value)} {unit}".strip()
+                   f'<title>{escape(label)}: {escape(_fmt(value))} {escape(_unit(value, unit))}</title></rect>')
+        text = f"{_fmt(value)} {_unit(value, unit)}".strip()
         if label in markers:
             m = markers[label]
             mx = left + x(m)

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from rebalproof.model.names import sorted_ids
+
 __all__ = ["Cut", "fits_under", "fills_over", "FlowSolution", "bounded_min_cost", "infeasibility_cut", "quick_cut", "deficient_set", "potential_bound", "unusable_arcs"]
 
 
@@ -39,7 +41,7 @@ def _n(k: int, noun: str = "task") -> str:
 
 
 def _list(ids) -> str:
-    ids = list(ids)
+    ids = list(sorted_ids(ids))  # natural order: I2 before I10
     if len(ids) > 6:
         return f"{', '.join(ids[:5])} and {len(ids) - 5} more"
     return ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"

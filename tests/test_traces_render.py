@@ -172,3 +172,12 @@ def test_group_ids_follow_the_seed():
     assert group_ids(["S2", "S3", "S4"]) == "S2~S4"
     assert group_ids(["S1", "S3"]) == "S1, S3"
     assert group_ids(["S1"]) == "S1"
+
+
+def test_show_keeps_the_seed_reading_notes_behind_notes(capsys):
+    plain = _show("kip441-scaling-out", capsys=capsys)
+    assert "// " not in plain and "read as" not in plain
+    noted = _show("kip441-scaling-out", "--notes", capsys=capsys)
+    assert "// Initial State shows 'T1, T3' then 'standbyT2T1, T3': read as" in noted
+    assert [line for line in noted.splitlines() if not line.startswith("// ")] == plain.splitlines()
+    assert _show("kip441-scaling-out", "--notes", "--no-comments", capsys=capsys) == plain
