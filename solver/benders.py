@@ -28,6 +28,7 @@ really tight at its flow). A timeout leaves the bounds proven so far.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import z3
@@ -35,7 +36,7 @@ import z3
 from rebalproof.solver.flow import deficient_set, potential_bound
 from rebalproof.solver.staged import Deadline, check_named
 
-__all__ = ["BoxSearch", "search_boxes", "holds"]
+__all__ = ["BoxSearch", "LevelMaster", "search_boxes", "holds"]
 
 
 @dataclass
@@ -81,45 +82,158 @@ class _Master:
                 self.base.append((f"unreachable[{s}]", lo == 0))
         self.cuts = []
 
+        self.members = tuple(members)
+        self.groups = frozenset(self.subs)
+
     def width(self):
         return z3.Sum([self.hi[s] - self.lo[s] for s in self.subs])
 
-    def term(self, bound: str, sub: str):
+    def term(self, bound: str, sub: str, member: str):
         return self.hi[sub] if bound == "hi" else self.lo[sub]
 
+    def start(self, floors) -> dict:
+        return {s: {m: (max(0, floors[s][0] - floors[s][1]), floors[s][0]) for m in self.members} for s in self.subs}
+
     def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
-        """``[cost >=] constant + sum coef * var + sum min(hi_s, Q)`` (feasibility cuts: ``0 <= ...``)."""
-        parts = [z3.IntVal(constant)] + [c * self.term(b, s) for (b, s), c in coefficients.items()]
-        parts += [self.hi[s] if q is None else z3.If(self.hi[s] < q, self.hi[s], z3.IntVal(q)) for s, q in saturating]
-        expr = z3.Sum(parts)
-        self.cuts.append((name, (self.cost >= expr) if lhs_is_cost else (expr >= 0)))
+        """``[cost >=] constant + sum coef * var + sum min(hi, Q)`` (feasibility cuts: ``0 <= ...``)."""
+        self.cuts.append((name, _cut_expr(self, self.cost, coefficients, constant, lhs_is_cost, saturating)))
+
+    def spread_of(self, model) -> int:
+        return sum(model.eval(self.hi[s] - self.lo[s], model_completion=True).as_long() for s in self.subs)
 
     def box(self, model) -> dict:
-        return {s: (model.eval(self.lo[s], model_completion=True).as_long(), model.eval(self.hi[s], model_completion=True).as_long()) for s in self.subs}
+        out = {}
+        for s in self.subs:
+            pair = (model.eval(self.lo[s], model_completion=True).as_long(), model.eval(self.hi[s], model_completion=True).as_long())
+            out[s] = {m: pair for m in self.members}
+        return out
 
 
-def _slot(arc, members):
-    """The subtopology when ``arc`` is a slot arc of a staying member (its bounds are the box), else None."""
+def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool, saturating):
+    parts = [z3.IntVal(constant)] + [c * master.term(b, g, m) for (b, g, m), c in coefficients.items()]
+    for g, m, q in saturating:
+        hi = master.term("hi", g, m)
+        parts.append(hi if q is None else z3.If(hi < q, hi, z3.IntVal(q)))
+    expr = z3.Sum(parts)
+    return (cost >= expr) if lhs_is_cost else (expr >= 0)
+
+
+class LevelMaster:
+    """The master with capacities (and leaving members): per group a level ``p/D`` and a width ``K``.
+
+    ``D`` is the least common multiple of the staying members' capacities, so every top load
+    ``n/c`` is some ``p/D``. A layout's own box in group ``g`` is, for member ``m`` with ``c_m``
+    threads, ``max(0, ceil(p*c_m/D) - K) <= n_gm <= floor(p*c_m/D)`` with ``p/D`` its top load
+    and ``K`` its imbalance in ``g`` (:mod:`rebalproof.solver.objectives`); floor and ceiling are
+    linear through one integer each (``D*H <= p*c <= D*H + D - 1``). The master holds only
+    inequalities every layout's own box keeps: ``p >= D*top_g`` and ``K >= least_g`` (flow-proven
+    floors), ``K`` at least ``ceil(p*c_m/D)`` where member ``m`` cannot take the group at all,
+    the box's upper bounds room for the group's tasks (when no leaving member may take them),
+    its lower bounds no more than them, and the cuts. The instance group ``(all)`` is a group
+    too, its ``K`` fixed at the proven least imbalance; ``width`` is the sum of the
+    subtopologies' ``K``: the spread.
+    """
+
+    def __init__(self, *, subs, floors, caps, totals, unreachable, free, instance):
+        self.subs = list(subs)
+        self.caps = dict(caps)
+        self.members = tuple(caps)
+        self.groups = frozenset(self.subs) | ({"(all)"} if instance is not None else set())
+        self.cost = z3.Int("cost")
+        self.denominator = math.lcm(*sorted(set(caps.values())))
+        d = self.denominator
+        self.p, self.k, self.h, self.up, self.lo = {}, {}, {}, {}, {}
+        self.base, self.cuts = [], []
+        floors = dict(floors)
+        totals = dict(totals)
+        if instance is not None:
+            floors["(all)"] = instance
+            totals["(all)"] = sum(totals[s] for s in self.subs)
+        ordered = self.subs + (["(all)"] if instance is not None else [])
+        self.floors = floors
+        for g in ordered:
+            top, least = floors[g]
+            total = totals[g]
+            p = self.p[g] = z3.Int(f"p[{g}]")
+            k = self.k[g] = z3.IntVal(least) if g == "(all)" else z3.Int(f"k[{g}]")
+            cons = [p >= int(top * d), p <= d * max(total, 1), k >= least]
+            for c in sorted(set(caps.values())):
+                h, up = z3.Int(f"h[{g},{c}]"), z3.Int(f"c[{g},{c}]")
+                cons += [d * h <= p * c, p * c <= d * h + d - 1, d * up - d + 1 <= p * c, p * c <= d * up, up - k <= h]
+                self.h[(g, c)], self.up[(g, c)] = h, up
+                self.lo[(g, c)] = z3.If(up - k > 0, up - k, 0)
+            cons.append(k <= self.up[(g, max(caps.values()))])
+            for m in sorted(unreachable.get(g, ())):
+                cons.append(k >= self.up[(g, caps[m])])
+            if not free.get(g):
+                cons.append(z3.Sum([self.h[(g, caps[m])] for m in self.members]) >= total)
+            cons.append(z3.Sum([self.lo[(g, caps[m])] for m in self.members]) <= total)
+            self.base.append((f"box[{g}]", z3.And(cons)))
+
+    def width(self):
+        return z3.Sum([self.k[s] for s in self.subs]) if self.subs else z3.IntVal(0)
+
+    def term(self, bound: str, group: str, member: str):
+        c = self.caps[member]
+        return self.h[(group, c)] if bound == "hi" else self.lo[(group, c)]
+
+    def start(self, floors=None) -> dict:
+        d = self.denominator
+        out = {}
+        for g in self.groups:
+            top, least = self.floors[g]
+            p = int(top * d)
+            out[g] = {m: (max(0, -(-p * c // d) - least), p * c // d) for m, c in self.caps.items()}
+        return out
+
+    def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
+        self.cuts.append((name, _cut_expr(self, self.cost, coefficients, constant, lhs_is_cost, saturating)))
+
+    def box(self, model) -> dict:
+        d = self.denominator
+        out = {}
+        for g in self.groups:
+            p = model.eval(self.p[g], model_completion=True).as_long()
+            k = model.eval(self.k[g], model_completion=True).as_long()
+            out[g] = {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in self.caps.items()}
+        return out
+
+    def spread_of(self, model) -> int:
+        return sum(model.eval(self.k[s], model_completion=True).as_long() for s in self.subs)
+
+
+def _slot(arc, members, groups):
+    """``(group, member)`` when ``arc``'s bounds are the master's box, else None.
+
+    A slot arc ``(subtopology, member) -> member`` of a staying member belongs to its
+    subtopology; a member's arc to the sink to the instance group ``(all)`` when the master
+    chooses the instance box too.
+    """
     u, v = arc[0], arc[1]
-    if isinstance(u, tuple) and u[0] == "slot" and isinstance(v, tuple) and v[0] == "member" and v[1] in members:
-        return u[1]
+    if isinstance(u, tuple) and u[0] == "slot" and isinstance(v, tuple) and v[0] == "member" and v[1] in members and u[1] in groups:
+        return u[1], v[1]
+    if "(all)" in groups and isinstance(u, tuple) and u[0] == "member" and v == "sink" and u[1] in members:
+        return "(all)", u[1]
     return None
 
 
-def _feasibility_cut(arcs, supplies, inside, members):
+def _feasibility_cut(arcs, supplies, inside, members, groups):
     """The cut of node set ``Y``: ``supply(Y) + sum(room into Y) - sum(lo out of Y) >= 0``.
 
-    Returns ``(coefficients, saturating, constant)``: ``coefficients`` on ``lo_s`` (slot arcs
-    leaving ``Y``), ``saturating`` a list of ``(s, Q)`` each adding ``min(hi_s, Q)`` (a slot arc
-    entering ``Y``: it carries at most ``hi_s``, and at most the ``Q`` units the slot's feeders
-    outside ``Y`` can send -- a class sends at most its tasks), and the constant.
+    Returns ``(coefficients, saturating, constant)``: ``coefficients`` on the box's bounds
+    (``("lo" or "hi", group, member)``: box arcs leaving ``Y`` count their lower bound, instance
+    arcs entering it their upper bound), ``saturating`` a list of ``(group, member, Q)`` each
+    adding ``min(hi, Q)`` (a slot arc entering ``Y``: it carries at most its upper bound, and at
+    most the ``Q`` units the slot's feeders outside ``Y`` can send -- a class sends at most its
+    tasks), and the constant.
     """
     can_send: dict = {}
     for u, _v, _lo, _hi, _ in arcs:
         can_send.setdefault(u, max(0, supplies.get(u, 0)))
-    for _u, v, _lo, hi, _ in arcs:
+    for u, v, _lo, hi, _ in arcs:
         if v in can_send and can_send[v] is not None:
-            can_send[v] = None if hi is None else can_send[v] + hi
+            variable = _slot((u, v, 0, 0, 0), members, groups) is not None
+            can_send[v] = None if hi is None or variable else can_send[v] + hi
     feeders: dict = {}
     for u, v, _lo, _hi, _ in arcs:
         feeders.setdefault(v, []).append(u)
@@ -127,57 +241,67 @@ def _feasibility_cut(arcs, supplies, inside, members):
     saturating = []
     constant = sum(units for node, units in supplies.items() if node in inside)
     folded = set()
+    entering = set()
     for arc in arcs:
         u, v, lo, hi, _ = arc
-        sub = _slot(arc, members)
-        if sub is not None and u not in inside and v in inside:
+        key = _slot(arc, members, groups)
+        if key is not None and u not in inside and v in inside:
+            entering.add((u, v))
+            if key[0] == "(all)":
+                coefficients[("hi",) + key] = coefficients.get(("hi",) + key, 0) + 1
+                continue
             outside = [w for w in feeders.get(u, []) if w not in inside]
             sends = [can_send.get(w) for w in outside]
             q = None if any(x is None for x in sends) else sum(sends)
-            saturating.append((sub, q))
+            saturating.append((*key, q))
             folded.update((w, u) for w in feeders.get(u, []) if w in inside)
     for arc in arcs:
         u, v, lo, hi, _ = arc
-        sub = _slot(arc, members)
-        if sub is not None and u not in inside and v in inside:
+        key = _slot(arc, members, groups)
+        if (u, v) in entering:
             continue
         if u not in inside and v in inside:
             constant += hi
         elif u in inside and v not in inside:
-            if sub is not None:
-                coefficients[("lo", sub)] = coefficients.get(("lo", sub), 0) - 1
+            if key is not None:
+                coefficients[("lo",) + key] = coefficients.get(("lo",) + key, 0) - 1
             elif (u, v) not in folded:
                 constant -= lo
     return coefficients, saturating, constant
 
 
+def _at(box, group, member):
+    bounds = box[group]
+    return bounds if isinstance(bounds, tuple) else bounds[member]
+
+
 def _evaluate(coefficients, constant, box, saturating=()) -> int:
-    value = constant + sum(c * (box[s][1] if b == "hi" else box[s][0]) for (b, s), c in coefficients.items())
-    return value + sum(box[s][1] if q is None else min(box[s][1], q) for s, q in saturating)
+    value = constant + sum(c * _at(box, g, m)[1 if b == "hi" else 0] for (b, g, m), c in coefficients.items())
+    return value + sum(_at(box, g, m)[1] if q is None else min(_at(box, g, m)[1], q) for g, m, q in saturating)
 
 
 def holds(cut, box, cost: int | None = None) -> bool:
-    """Whether ``box`` (``{sub: (lo, hi)}``; and ``cost``, for a cost cut) keeps ``cut`` (from :attr:`BoxSearch.cuts`)."""
+    """Whether ``box`` (``{group: (lo, hi)}`` or ``{group: {member: (lo, hi)}}``; and ``cost``, for a cost cut) keeps ``cut`` (from :attr:`BoxSearch.cuts`)."""
     kind, coefficients, saturating, constant = cut
     value = _evaluate(coefficients, constant, box, saturating)
     return value >= 0 if kind == "feasible" else cost >= value
 
 
-def _optimality_cut(arcs, supplies, potentials, members):
+def _optimality_cut(arcs, supplies, potentials, members, groups):
     constant, terms = potential_bound(arcs, supplies, potentials)
     coefficients: dict = {}
     for i, r, which in terms:
         arc = arcs[i]
-        sub = _slot(arc, members)
-        if sub is not None:
-            coefficients[(which, sub)] = coefficients.get((which, sub), 0) + r
+        key = _slot(arc, members, groups)
+        if key is not None:
+            coefficients[(which,) + key] = coefficients.get((which,) + key, 0) + r
         else:
             bound = arc[2] if which == "lo" else arc[3]
             constant += r * bound
     return coefficients, constant
 
 
-def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline) -> BoxSearch:
+def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, master=None) -> BoxSearch:
     """Least spread, then least ``W*moves + cold`` at it, over per-subtopology boxes (see the module doc).
 
     Parameters
@@ -191,13 +315,17 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         ``stage3(box) -> (host, moves, cold, FlowSolution)`` or None (no flow fits).
     spread_floor, cost_floor
         Proven lower bounds to start from (the per-subtopology floors; a relaxation's cost).
+    master : optional
+        A :class:`LevelMaster` (capacities, leaving members); by default the equal-capacity
+        master over ``lo_s``/``hi_s``.
     """
-    master = _Master(subs, floors, members, totals, unreachable)
+    master = master or _Master(subs, floors, members, totals, unreachable)
     staying = frozenset(members)
+    groups = master.groups
     out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
 
     def cut_feasibility(box, arcs, supplies, inside):
-        coefficients, saturating, constant = _feasibility_cut(arcs, supplies, inside, staying)
+        coefficients, saturating, constant = _feasibility_cut(arcs, supplies, inside, staying, groups)
         if _evaluate(coefficients, constant, box, saturating) >= 0:
             raise AssertionError("the feasibility cut does not cut off the box it came from")
         out.feasibility_cuts += 1
@@ -222,8 +350,10 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         return check_named(master.base + master.cuts + extra, deadline=deadline)
 
     # spread: the least L whose master admits a box some flow fits
-    box = {s: (max(0, floors[s][0] - floors[s][1]), floors[s][0]) for s in master.subs}
-    found = judge(box)
+    box = master.start(floors)
+    width = sum(floors[s][1] for s in master.subs)
+    empty = any(lo > hi for bounds in box.values() for lo, hi in bounds.values())
+    found = None if empty else judge(box)
     while found is None:
         if deadline.passed:
             return out
@@ -233,9 +363,9 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
             continue
         if result != z3.sat:
             return out
-        box = master.box(model)
+        box, width = master.box(model), master.spread_of(model)
         found = judge(box)
-    out.spread = sum(hi - lo for lo, hi in box.values())
+    out.spread = width
     if out.spread != out.spread_lower:
         raise AssertionError("a box wider than the proven spread")
     out.best = found
@@ -245,7 +375,7 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
 
     def cut_optimality(box, found):
         arcs, supplies = network(box)
-        coefficients, constant = _optimality_cut(arcs, supplies, found[3].potentials, staying)
+        coefficients, constant = _optimality_cut(arcs, supplies, found[3].potentials, staying, groups)
         if _evaluate(coefficients, constant, box) != found[3].cost:
             raise AssertionError("the potential bound is not tight at its own flow")
         out.optimality_cuts += 1

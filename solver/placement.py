@@ -36,10 +36,15 @@ uses are dropped first (:func:`rebalproof.solver.flow.unusable_arcs`, certified 
 ranks of one flow) and the floors recomputed -- on the benchmark inputs this alone makes them
 meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-subtopology boxes
 (Z3 master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
-What flow cannot express -- several boxes for a group (unequal capacities), tasks that may go
-to both staying and leaving members -- goes to Z3 on the *count model* (one integer per class
-and member), seeded with the flow bounds. The deadline is checked between flows; at a timeout
-the answer is the best layout found (at least the min-cost flow with spread left free).
+
+With unequal capacities a group has several boxes (one per level ``lam``), and a leaving
+member that may keep an active is a host without bounds (balance counts the staying members
+only; the ``leaving`` rule decides what it may keep). Both go to the same Benders search with
+a master over each group's level and width (:class:`rebalproof.solver.benders.LevelMaster`),
+the instance group's width fixed at its proven least: the same flows judge every box, the same
+checked cuts prove the bounds. The deadline is checked between flows and master checks; at a
+timeout the answer is the best found (at least the greedy start,
+:mod:`rebalproof.solver.incumbent`) with the bounds proven so far.
 """
 
 from __future__ import annotations
@@ -50,22 +55,20 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import z3
 
 from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.solver.benders import search_boxes
-from rebalproof.solver.encode import balance_bound
+from rebalproof.solver.benders import LevelMaster, search_boxes
 from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
 from rebalproof.solver.incumbent import Incumbent
 from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
-from rebalproof.solver.staged import Deadline, check_named
+from rebalproof.solver.staged import Deadline
 
 __all__ = ["solve_placement", "GroupBalance", "analyse_group", "place_standbys"]
 
@@ -87,21 +90,27 @@ class GroupBalance:
 
 
 def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 8) -> GroupBalance:
-    """The least imbalance of placing ``classes`` ((q, hosts) with hosts among ``caps``' members)."""
+    """The least imbalance of placing ``classes`` ((q, hosts) with hosts among ``caps``' members).
+
+    Hosts not in ``caps`` are leaving members: they may take any number and are not counted,
+    so their room is unbounded and the top load may be as low as 0.
+    """
     members = sorted_ids(caps)
+    free = sorted_ids({m for _, hosts in classes for m in hosts if m not in caps})
     total = sum(q for q, _ in classes)
     if total == 0:
         return GroupBalance(least=0, top=Fraction(0), boxes=({m: (0, 0) for m in members},), proof="")
     if len(members) == 1:
-        return GroupBalance(least=0, top=Fraction(total, caps[members[0]]), boxes=({members[0]: (total, total)},), proof="")
+        lowest = 0 if free else total
+        return GroupBalance(least=0, top=Fraction(lowest, caps[members[0]]), boxes=({members[0]: (lowest, total)},), proof="", exact=not free)
 
     def hi_at(lam: Fraction) -> dict:
-        return {m: math.floor(lam * caps[m]) for m in members}
+        return {m: math.floor(lam * caps[m]) for m in members} | {m: total for m in free}
 
     # least top load: per distinct capacity c, the least a with level a/c feasible
     top = None
     for c in sorted(set(caps.values())):
-        lo_a, hi_a = math.ceil(Fraction(total * c, sum(caps.values()))), total * c
+        lo_a, hi_a = (0 if free else math.ceil(Fraction(total * c, sum(caps.values())))), total * c
         while lo_a < hi_a:
             mid = (lo_a + hi_a) // 2
             if fits_under(classes, hi_at(Fraction(mid, c))).ok:
@@ -110,9 +119,9 @@ def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 
                 lo_a = mid + 1
         level = Fraction(lo_a, c)
         top = level if top is None else min(top, level)
-    below = {m: math.ceil(top * caps[m]) - 1 for m in members}
-    upper_cut = fits_under(classes, below)
-    if upper_cut.ok:
+    below = {m: math.ceil(top * caps[m]) - 1 for m in members} | {m: total for m in free}
+    upper_cut = fits_under(classes, below) if top > 0 else None
+    if upper_cut is not None and upper_cut.ok:
         raise AssertionError("least top load is not least")
 
     def lo_at(lam: Fraction, k: int) -> dict:
@@ -142,7 +151,7 @@ def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 
         box = {m: (max(0, math.ceil(lam * caps[m]) - least), math.floor(lam * caps[m])) for m in members}
         boxes.append(box)
         nxt = min(Fraction(math.floor(lam * caps[m]) + 1, caps[m]) for m in members)
-        if len(set(caps.values())) == 1 or not fills_over(classes, lo_at(nxt, least)).ok:
+        if (len(set(caps.values())) == 1 and not free) or not fills_over(classes, lo_at(nxt, least)).ok:
             break
         if len(boxes) >= max_boxes:
             exact = False
@@ -181,12 +190,10 @@ class _Problem:
             cold = frozenset(m for m in facts.active_hosts[t.id] if m not in facts.caught_up[t.id]) if facts.required < k else frozenset()
             self.penalty[t.id] = cold
         self.classes: dict[tuple, _Class] = {}
-        self.mixed = False
+        self.leaving: set = set()  # leaving members some active may stay on (unbounded, not counted by balance)
         for t in view.task_ids:
             hosts = facts.active_hosts[t] if hosts_of is None else hosts_of[t]
-            inside = [m for m in hosts if m in staying]
-            if inside and len(inside) != len(hosts):
-                self.mixed = True
+            self.leaving.update(m for m in hosts if m not in staying)
             owner = facts.owner.get(t)
             key = (subtopology_of(t), hosts, self.penalty[t], owner is not None)
             cls = self.classes.get(key)
@@ -199,10 +206,14 @@ class _Problem:
         self.subs = sorted_ids({c.sub for c in self.classes.values()})
 
     def balance_classes(self, sub: str | None = None):
-        """(q, hosts) per hosts-set of the tasks counted by balance (hosts all staying), of one subtopology or all."""
+        """(q, hosts) per hosts-set of the tasks balance may count (some host staying), of one subtopology or all.
+
+        Hosts may include leaving members: a task kept there is not counted (balance is over
+        the staying members), so a leaving host is a place without bounds.
+        """
         merged: dict[tuple, int] = defaultdict(int)
         for c in self.classes.values():
-            if (sub is None or c.sub == sub) and c.hosts and all(m in self.caps for m in c.hosts):
+            if (sub is None or c.sub == sub) and any(m in self.caps for m in c.hosts):
                 merged[c.hosts] += len(c.tasks)
         return [(q, hosts) for hosts, q in sorted(merged.items())]
 
@@ -255,92 +266,6 @@ def place_standbys(view: RebalanceInput, facts: Facts, host: dict[str, str]) -> 
     if facts.rules.probing and not is_balanced(view, answer):
         answer = Assignment.build(roles, probing_rebalance=True)
     return answer
-
-
-# --------------------------------------------------------------------------- Z3 count model
-class _CountModel:
-    """One integer per (class, host): how many of the class's tasks go there; exact for every objective.
-
-    With equal capacities a group's balance is ``lo_g <= n_gm <= hi_g`` with integer ``lo_g, hi_g``
-    (imbalance ``hi - lo``); otherwise the level form of :func:`balance_bound`. ``inst_box``, when
-    the instance balance is already settled by flow, replaces its variables by that box, and
-    ``hints`` (group -> :class:`GroupBalance`) adds the flow-proven bounds on each group.
-    """
-
-    def __init__(self, prob: _Problem, *, inst_box: dict | None = None, hints: dict | None = None):
-        self.prob = prob
-        self.x, self.kept, cons = {}, {}, []
-        by_member: dict = defaultdict(list)
-        for i, (key, cls) in enumerate(prob.classes.items()):
-            total = []
-            for m in cls.hosts:
-                v = z3.Int(f"x[{i}@{m}]")
-                self.x[(key, m)] = v
-                by_member[(None, m)].append(v)
-                by_member[(cls.sub, m)].append(v)
-                cons += [v >= 0, v <= len(cls.tasks)]
-                total.append(v)
-            cons.append(z3.Sum(total) == len(cls.tasks))
-            for o, n in cls.owners.items():
-                k = z3.Int(f"kept[{i}@{o}]")
-                self.kept[(key, o)] = k
-                cons += [k >= 0, k <= n, k <= self.x[(key, o)]]
-        self.cons = cons
-        caps = prob.caps
-        equal = len(set(caps.values())) <= 1
-        hints = hints or {}
-
-        def counts(sub=None):
-            return {m: z3.Sum(by_member[(sub, m)]) if by_member[(sub, m)] else z3.IntVal(0) for m in caps}
-
-        def group(tag, n):
-            if len(n) < 2:
-                return [], z3.IntVal(0)
-            if not equal:
-                k = z3.Int(f"imb[{tag}]")
-                return [k >= 0] + balance_bound(n, caps, k, tag), k
-            lo, hi = z3.Int(f"lo[{tag}]"), z3.Int(f"hi[{tag}]")
-            out = [lo >= 0, lo <= hi]
-            for v in n.values():
-                out += [lo <= v, v <= hi]
-            hint = hints.get(tag)
-            if hint is not None:
-                out += [hi >= math.ceil(hint.top), hi - lo >= hint.least]
-            return out, hi - lo
-
-        if inst_box is not None:
-            n = counts()
-            self.defs = {"imbalance": [z3.And(lo <= n[m], n[m] <= hi) for m, (lo, hi) in inst_box.items()]}
-            inst_expr = z3.IntVal(hints["(all)"].least) if "(all)" in hints else z3.IntVal(0)
-        else:
-            defs, inst_expr = group("(all)", counts())
-            self.defs = {"imbalance": defs}
-        parts, sub_defs = [], []
-        for sub in prob.subs:
-            defs, expr = group(sub, counts(sub))
-            sub_defs += defs
-            parts.append(expr)
-        self.defs["spread"] = sub_defs
-        owned = sum(1 for c in prob.classes.values() for t in c.tasks if t in prob.facts.owner)
-        kept = list(self.kept.values())
-        cold = [v for (key, m), v in self.x.items() if m in prob.classes[key].cold]
-        self.expr = {
-            "imbalance": inst_expr,
-            "spread": z3.Sum(parts) if parts else z3.IntVal(0),
-            "moves": owned - (z3.Sum(kept) if kept else z3.IntVal(0)),
-            "restore": prob.const_restore + (z3.Sum(cold) if cold else z3.IntVal(0)),
-        }
-
-    def constraints(self):
-        return [("count", c) for c in self.cons] + [(f"def:{n}", c) for n, cs in self.defs.items() for c in cs]
-
-    def host(self, model) -> dict[str, str]:
-        counts, kept = defaultdict(dict), defaultdict(dict)
-        for (key, m), v in self.x.items():
-            counts[key][m] = model.eval(v, model_completion=True).as_long()
-        for (key, o), v in self.kept.items():
-            kept[key][o] = model.eval(v, model_completion=True).as_long()
-        return self.prob.decode(counts, kept)
 
 
 # --------------------------------------------------------------------------- the engine
@@ -421,137 +346,62 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         return _exhaustive(view, facts, prob, finish)
     incumbent = Incumbent(view, facts)  # an answer from the first second (anytime)
     bounds: dict[str, tuple[int, str, str]] = {}  # name -> (lower, method, proof)
-    host = None
     engine = "flow"
     stage3 = None
-    if not prob.mixed:
-        inst = analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
-        bounds["imbalance"] = (inst.least, "flow-cut" if inst.least else "arithmetic", inst.proof or "imbalance is at least 0")
-        one_box = len(inst.boxes) == 1 and inst.exact
+    inst = analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+    bounds["imbalance"] = (inst.least, "flow-cut" if inst.least else "arithmetic", inst.proof or "imbalance is at least 0")
+    one_box = len(inst.boxes) == 1 and inst.exact
 
-        def analyse_subs(prob):
-            subs = {s: analyse_group(prob.balance_classes(s), prob.caps, name=f"spread of subtopology {s}") for s in prob.subs}
-            lb = sum(g.least for g in subs.values())
-            proofs = [g.proof for g in subs.values() if g.proof]
-            pruning = f" (with the {dropped} task-member pairs no layout within the instance box can use left out)" if dropped else ""
-            return subs, lb, (lb, "flow-cut" if lb else "arithmetic", ("; ".join(proofs) or "spread is at least 0") + (pruning if lb else ""))
+    def analyse_subs(prob):
+        subs = {s: analyse_group(prob.balance_classes(s), prob.caps, name=f"spread of subtopology {s}") for s in prob.subs}
+        lb = sum(g.least for g in subs.values())
+        proofs = [g.proof for g in subs.values() if g.proof]
+        pruning = f" (with the {dropped} task-member pairs no layout within the instance box can use left out)" if dropped else ""
+        return subs, lb, (lb, "flow-cut" if lb else "arithmetic", ("; ".join(proofs) or "spread is at least 0") + (pruning if lb else ""))
 
-        dropped = 0
-        subs, lb, bounds["spread"] = analyse_subs(prob)
-        single = one_box and all(len(g.boxes) == 1 and g.exact for g in subs.values())
-        if single:
-            stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
-            if stage3 is None and not deadline.passed:
-                pruned = _prune(prob, inst)
-                if pruned is not None:
-                    prob, dropped = pruned
-                    notes.append(f"{dropped} task-member pairs no layout within the instance box can use (residual-graph ranks of one flow, checked arc by arc) are left out")
-                    subs, lb, bounds["spread"] = analyse_subs(prob)
-                    single = all(len(g.boxes) == 1 and g.exact for g in subs.values())
-                    if single:
-                        stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
-            if stage3 is None and deadline.passed:
-                return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)
-            if single and stage3 is None and len(set(prob.caps.values())) == 1:
-                searched = _search_boxes(prob, inst, subs, deadline)
-                notes.append(
-                    f"the spread bound {lb} is not reachable together with imbalance {inst.least}: Benders over per-subtopology boxes "
-                    f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} Z3 master checks)"
-                )
-                if not searched.done:
-                    return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
-                stage3, engine = searched.best, "flow+benders"
-                bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
-            if stage3 is None:
-                notes.append(f"the spread bound {lb} is not reachable together with imbalance {inst.least}: Z3 takes over from spread")
-        if not single:
-            notes.append("a balance group has several boxes (unequal capacities): Z3 takes over from spread")
-    else:
-        notes.append("some tasks may go to staying or to leaving members: Z3 count model for every objective")
+    dropped = 0
+    subs, lb, bounds["spread"] = analyse_subs(prob)
+    single = one_box and all(len(g.boxes) == 1 and g.exact for g in subs.values())
+    if single:
+        stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+        if stage3 is None and not deadline.passed:
+            pruned = _prune(prob, inst)
+            if pruned is not None:
+                prob, dropped = pruned
+                notes.append(f"{dropped} task-member pairs no layout within the instance box can use (residual-graph ranks of one flow, checked arc by arc) are left out")
+                subs, lb, bounds["spread"] = analyse_subs(prob)
+                single = all(len(g.boxes) == 1 and g.exact for g in subs.values())
+                if single:
+                    stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+    if stage3 is None:
+        if deadline.passed:
+            return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)
+        levels = not (one_box and len(set(prob.caps.values())) == 1 and not prob.leaving)
+        searched = _search_levels(prob, inst, subs, deadline) if levels else _search_boxes(prob, inst, subs, deadline)
+        why = "some group has several boxes (unequal capacities or leaving members)" if not single else f"the spread bound {lb} is not reachable together with imbalance {inst.least}"
+        notes.append(
+            f"{why}: Benders over per-subtopology {'levels and widths' if levels else 'boxes'} "
+            f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} Z3 master checks)"
+        )
+        if not searched.done:
+            return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
+        stage3, engine = searched.best, "flow+benders"
+        bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
 
-    if stage3 is not None:
-        host, moves, cold, solution = stage3
-        benders = engine == "flow+benders"
-        union = " (the least over every box set of optimal spread, by Benders: the Z3 master over feasibility and potential cuts is unsat below it)" if benders else ""
-        bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
-        bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
-    else:
-        engine = "flow+z3" if not prob.mixed else "z3-count"
-        if "imbalance" in bounds and len(inst.boxes) == 1 and inst.exact:
-            model = _CountModel(prob, inst_box=inst.boxes[0], hints={"(all)": inst, **subs})
-            start = 1
-        elif "imbalance" in bounds:
-            model = _CountModel(prob, hints=subs)
-            start = 1
-        else:
-            model = _CountModel(prob)
-            start = 0
-        base = model.constraints()
-        if start:
-            base.append(("opt:imbalance", model.expr["imbalance"] <= bounds["imbalance"][0]))
-        box = inst.boxes[0] if start and len(inst.boxes) == 1 and inst.exact else None
-        relaxed = _flow_stage3(prob, box, {}) if box is not None else None  # spread dropped: bounds moves/restore from below
-        best = relaxed[0] if relaxed is not None else None
-        bounds["restore"] = (prob.const_restore, "arithmetic", f"{prob.const_restore} cold copies every layout has")
-        if relaxed is not None:  # reported even if the timeout comes first
-            bounds["moves"] = (relaxed[3].cost // prob.weight, "flow-duals", f"min-cost flow with spread left free (a relaxation), proven least by node potentials, moves {relaxed[3].cost // prob.weight}")
-
-        def value(host, name):
-            return getattr(evaluate(view, place_standbys(view, facts, host), facts), name)
-
-        def inconclusive(name):
-            if best is not None:
-                incumbent.offer(place_standbys(view, facts, best), engine)
-            answer = incumbent.answer
-            out = _bounds(view, facts, answer, bounds) if answer is not None else [Bound(n, None, *bounds.get(n, (0, "none", ""))) for n in OBJECTIVES]
-            return finish(INCONCLUSIVE, answer, out, f"timed out while minimising {name}" + _kept(incumbent), engine)
-
-        result, found, _ = check_named(base, deadline=deadline)
-        if result == z3.unknown:
-            return inconclusive("spread" if start else "imbalance")
-        if result != z3.sat:
-            raise AssertionError("the count model is unsatisfiable, yet every task has a host")
-        best = model.host(found)
-        for name in OBJECTIVES[start:4]:
-            expr = model.expr[name]
-            hi = value(best, name)
-            lo, method, proof = bounds.get(name, (0, "arithmetic", f"{name} is at least 0"))
-            if name == "restore":
-                lo, proof = max(lo, prob.const_restore), f"{prob.const_restore} cold copies every layout has"
-            if name in ("moves", "restore") and relaxed is not None:
-                tight = _flow_stage3(prob, box, _boxes_of(prob, best))  # the same spread, least moves within its boxes
-                if tight is not None and (value(tight[0], "imbalance"), value(tight[0], "spread")) == (value(best, "imbalance"), value(best, "spread")) and (tight[1], tight[2]) < (value(best, "moves"), value(best, "restore") - prob.const_restore):  # count boxes keep spread only with equal capacities: checked
-                    best, hi = tight[0], value(tight[0], name)
-                floor = relaxed[3].cost // prob.weight if name == "moves" else relaxed[3].cost - prob.weight * bounds["moves"][0] + prob.const_restore
-                if floor > lo:
-                    lo, method = floor, "flow-duals"
-                    proof = (f"min-cost flow of cost {prob.weight}*moves + cold actives with imbalance optimal and spread left free "
-                             f"(a relaxation) costs {relaxed[3].cost}, proven least by node potentials, so {name} >= {floor}")
-            while lo < hi:
-                mid = (lo + hi) // 2
-                result, m2, _ = check_named(base + [(f"try:{name}", expr <= mid)], deadline=deadline)
-                if result == z3.sat:
-                    best = model.host(m2)
-                    hi = value(best, name)
-                elif result == z3.unsat:
-                    lo, method = mid + 1, "z3-unsat"
-                    proof = f"{name} <= {mid} is unsatisfiable in the count model with the earlier objectives at their optima"
-                else:
-                    bounds[name] = (lo, method, proof)
-                    return inconclusive(name)
-            bounds[name] = (lo, method, proof)
-            base.append((f"opt:{name}", expr <= hi))
-        host = best
+    host, moves, cold, solution = stage3
+    benders = engine == "flow+benders"
+    union = " (the least over every box set of optimal spread, by Benders: the Z3 master over feasibility and potential cuts is unsat below it)" if benders else ""
+    bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
+    bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     bounds["warmups"] = (0, "arithmetic", "warmups is at least 0")
     answer = place_standbys(view, facts, host)
     broken = violations(view, answer, facts.rules, facts=facts)
     if broken:
         raise AssertionError(f"the optimal layout breaks {broken[0].name}: {broken[0].sentence}")
     out = _bounds(view, facts, answer, bounds)
-    status = OPTIMAL if all(b.proven for b in out) else INCONCLUSIVE
-    if status != OPTIMAL:
+    if not all(b.value == b.lower for b in out):
         raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
-    return finish(status, answer, out, engine=engine)
+    return finish(OPTIMAL, answer, out, engine=engine)
 
 
 def _exhaustive(view, facts, prob: _Problem, finish):
@@ -604,15 +454,54 @@ def _search_boxes(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dead
         floors[s] = (max(hi for _, hi in box.values()), g.least)
     unreachable = {s for s in prob.subs if len(reach[s]) < len(members)}
 
-    def spread_boxes(box):
-        return {s: {m: box[s] for m in members} for s in box}
-
     relaxed = _flow_stage3(prob, inst.boxes[0], {})
     return search_boxes(
         subs=prob.subs, floors=floors, members=members, totals=dict(totals), unreachable=unreachable,
-        network=lambda box: _stage3_network(prob, inst.boxes[0], spread_boxes(box)),
-        stage3=lambda box: _flow_stage3(prob, inst.boxes[0], spread_boxes(box)),
+        network=lambda box: _stage3_network(prob, inst.boxes[0], box),
+        stage3=lambda box: _flow_stage3(prob, inst.boxes[0], box),
         spread_floor=sum(g.least for g in subs.values()), cost_floor=relaxed[3].cost if relaxed is not None else 0, deadline=deadline,
+    )
+
+
+def _relaxed(prob: _Problem, inst: GroupBalance):
+    """Spread left free: (least cost ``W*moves + cold`` over every instance box or None when the boxes are not all listed, the cheapest layout)."""
+    found = [f for f in (_flow_stage3(prob, box, {}) for box in inst.boxes) if f is not None]
+    best = min(found, key=lambda f: f[3].cost) if found else None
+    if not inst.exact:
+        return None, best
+    return (best[3].cost if best is not None else None), best
+
+
+def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Deadline):
+    """Spread then moves/restore over per-group levels and widths (:class:`rebalproof.solver.benders.LevelMaster`).
+
+    Serves unequal capacities (several boxes per group) and leaving members (hosts without
+    bounds); the instance box is chosen by the master too, its width fixed at the least imbalance.
+    """
+    members = sorted_ids(prob.caps)
+    reach: dict = defaultdict(set)
+    totals: dict = defaultdict(int)
+    free: dict = defaultdict(bool)
+    for cls in prob.classes.values():
+        if any(m in prob.caps for m in cls.hosts):
+            for g in (cls.sub, "(all)"):
+                reach[g].update(m for m in cls.hosts if m in prob.caps)
+                free[g] = free[g] or any(m not in prob.caps for m in cls.hosts)
+            totals[cls.sub] += len(cls.tasks)
+    unreachable = {g: [m for m in members if m not in reach[g]] for g in [*prob.subs, "(all)"]}
+    floors = {s: (g.top, g.least) for s, g in subs.items()}
+    master = LevelMaster(subs=prob.subs, floors=floors, caps={m: prob.caps[m] for m in members}, totals={s: totals[s] for s in prob.subs},
+                         unreachable=unreachable, free=dict(free), instance=(inst.top, inst.least))
+    cost_floor, _ = _relaxed(prob, inst)
+
+    def split(box):
+        return box["(all)"], {s: box[s] for s in prob.subs}
+
+    return search_boxes(
+        subs=prob.subs, floors=floors, members=members, totals=dict(totals), unreachable=unreachable,
+        network=lambda box: _stage3_network(prob, *split(box)),
+        stage3=lambda box: _flow_stage3(prob, *split(box)),
+        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, master=master,
     )
 
 
@@ -639,9 +528,9 @@ def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, se
         if searched.cost_lower:
             bounds["moves"] = (searched.cost_lower // w, "benders" if searched.best else "flow-duals", f"least cost {w}*moves + cold actives proven >= {searched.cost_lower}")
         found = searched.best
-    relaxed = _flow_stage3(prob, inst.boxes[0], {})
-    if relaxed is not None and "moves" not in bounds:
-        bounds["moves"] = (relaxed[3].cost // w, "flow-duals", f"min-cost flow with spread left free (a relaxation), proven least by node potentials, moves {relaxed[3].cost // w}")
+    floor, relaxed = _relaxed(prob, inst)
+    if floor is not None and "moves" not in bounds:
+        bounds["moves"] = (floor // w, "flow-duals", f"min-cost flow with spread left free (a relaxation) over every instance box, proven least by node potentials, moves {floor // w}")
     found = found or relaxed
     engine = "flow+benders" if searched is not None else "flow"
     if found is not None:
