@@ -26,7 +26,10 @@ Definitions (abstraction choices stated once, here):
   the assignment again without a membership event).
 - a *decisive* rebalance is one whose assignor answer differs from what was decided before it
   (what members hold, with undelivered assignments counted as made) and which is not only a
-  cooperative follow-up (the hand-over of an already decided move).
+  cooperative follow-up (the hand-over of an already decided move), nor only the realization
+  of moves planned before: no copy where its member held none, no new warmup, no caught-up
+  warmup left unpromoted (restores finish one at a time in the model, so the seed's one
+  realizing rebalance may be split over several; see :func:`_realizes_only`).
 - ``bounded-unavailability``: a rebalance that takes a stateful task from a member holding
   state for it (or about to receive it) and gives it to members all *less caught up* on it, or
   to nobody, is a *regressive* owner change, a violation where promised (cooperative + ``ha``):
@@ -65,6 +68,7 @@ from rebalproof.model.balance import is_balanced
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.model.group_state import (
+    CAUGHT_UP,
     FAIR_KINDS,
     MEMBERSHIP_KINDS,
     Action,
@@ -556,7 +560,7 @@ class RunMonitor:
                         property="bounded-unavailability", kind="safety", state=src, action=a,
                         message=f"task {t} is taken from {', '.join(holders)} and given to {target}, less caught up on it",
                     ))
-            if raw != pre and s.triggers != ("revoked",):
+            if raw != pre and s.triggers != ("revoked",) and not _realizes_only(pre, raw, s):
                 weight |= 2
             if self.judge is not None:
                 for name, message in self.judge.judge(e, self.model.view_key(s), a.choice, step):
@@ -578,6 +582,28 @@ class RunMonitor:
             "assignor-answers",
             Discovery(property="assignor-answers", kind="finding", state=idx, action=Action("rebalance"), message=str(error), error=error),
         )
+
+
+def _realizes_only(pre: dict, raw: dict, s) -> bool:
+    """True when the answer ``raw`` only realizes moves planned before (``pre``, what was decided):
+    no member gets a copy of a task it held no copy of, no warmup is assigned anew, and no warmup
+    left in the answer is already caught up (everything ready was realized). Seed 002: "Once these
+    extra replicas are caught up, a subsequent assignment will make that the active (or a
+    permanent standby) and unassign one of the prior active or standby tasks". With restores
+    finishing one at a time, the one realizing rebalance of the seed's count ("the final one to
+    realize the movements") is split over several; they realize one decision, so they are not
+    decisive."""
+    for m, (active, standby, warmup) in raw.items():
+        before = pre.get(m, ((), (), ()))
+        held = set(before[0]) | set(before[1]) | set(before[2])
+        if any(t not in held for t in active + standby):
+            return False
+        if any(t not in before[2] for t in warmup):
+            return False
+        member = next((x for x in s.members if x.id == m), None)
+        if member is not None and any(member.lag(t) == CAUGHT_UP for t in warmup):
+            return False
+    return True
 
 
 # -- evaluation after exploration ---------------------------------------------------------

@@ -101,7 +101,8 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="never settle in an unfair run (a restore that never finishes), restart with every membership "
         "change, and take ceil(stateful tasks / max_warmup_replicas) + 1 decisive rebalances after one "
         "added instance (\"just two rebalances\" when max_warmup_replicas covers every move); a cooperative "
-        "follow-up is not decisive",
+        "follow-up is not decisive, nor a rebalance that only realizes moves planned before (restores finish "
+        "one at a time, splitting the seed's one realizing rebalance)",
     ),
     "no-shuffle-cycle": Justification(
         seed="001 Version 1.0",

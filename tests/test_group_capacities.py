@@ -153,3 +153,68 @@ def test_the_bounds_line_shows_the_capacities(capsys):
     main(["check", "--assignor", "round-robin", "--instances", "2", "--initial", "2", "--subtopologies", "1",
           "--partitions", "2", "--standbys", "0", "--events", "0", "--capacities", "2,1"])
     assert "capacities 2,1 threads" in capsys.readouterr().out
+
+
+def _one_warmup(view):
+    """``ha``, except that it plans with one warmup where ``max_warmup_replicas`` allows more: slower
+    than KIP-441 means ("limits the number of extra tasks that can be assigned at a time")."""
+    from rebalproof.model.assignment import ROLES
+    from rebalproof.model.assignors import builtin
+
+    answer = builtin("ha").make()(view)
+    roles = {m: {r: list(getattr(a, r)) for r in ROLES} for m, a in answer.members}
+    first = True
+    for m in sorted(roles):
+        roles[m]["warmup"] = roles[m]["warmup"][:1] if first else []
+        first = first and not roles[m]["warmup"]
+    return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)
+
+
+def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_planning_is_caught():
+    """With capacities 1,2 the joiner's copies restore one by one: ha realizes them in separate
+    rebalances, which the bound does not charge; an assignor that plans one warmup per round
+    where two are allowed still exceeds it (2x3 tasks: bound ceil(6/2)+1 = 4)."""
+    from rebalproof.model.assignors import builtin
+
+    cooperative = protocol("cooperative")
+    ha = check_model(protocol=cooperative, assignor=builtin("ha").make(), assignor_name="ha", rules="ha",
+                     bounds=Bounds(capacities=(1, 2)))
+    measure = ha.result("converges").verdict.measure
+    assert ha.status("converges").value == "holds" and measure["worst_rebalances_after_join"] <= measure["rebalance_bound"] == 3
+    wide = Bounds(subtopologies=2, partitions=3, events=1)
+    assert check_model(protocol=cooperative, assignor=builtin("ha").make(), assignor_name="ha", rules="ha",
+                       bounds=wide).status("converges").value == "holds"
+    slow = check_model(protocol=cooperative, assignor=_one_warmup, assignor_name="one-warmup", rules="ha", bounds=wide)
+    verdict = slow.result("converges").verdict
+    assert verdict.status.value == "violated" and "decisive rebalances after one added instance" in verdict.message
+    assert "converges" in slow.traces
+
+
+def _readme_blocks():
+    """(command, documented output) of README.md's ``$ rebalproof check ... --capacities`` blocks."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    out = []
+    for block in re.findall(r"^```\n(\$ rebalproof check [^\n]*--capacities[^\n]*)\n(.*?)^```", text, flags=re.S | re.M):
+        out.append((block[0][2:], block[1]))
+    return out
+
+
+@pytest.mark.parametrize("command, expected", _readme_blocks(), ids=lambda x: x[:60] if isinstance(x, str) else "")
+def test_the_readme_capacities_commands_give_their_documented_output_and_exit_code(capsys, command, expected):
+    import doctest
+    import shlex
+
+    argv = shlex.split(command)[1:]
+    code = main(argv)
+    got = capsys.readouterr().out
+    assert doctest.OutputChecker().check_output(expected, got, doctest.ELLIPSIS), got
+    assert code == (1 if "violated:" in expected else 0)
+
+
+def test_the_readme_shows_both_capacities_commands():
+    commands = [c for c, _ in _readme_blocks()]
+    assert commands == ["rebalproof check --capacities 1,2",
+                        "rebalproof check --assignor py:tests.capacity_assignors:by_instance --capacities 1,2 --symmetry off"]
