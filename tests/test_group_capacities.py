@@ -189,32 +189,3 @@ def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_pl
     assert verdict.status.value == "violated" and "decisive rebalances after one added instance" in verdict.message
     assert "converges" in slow.traces
 
-
-def _readme_blocks():
-    """(command, documented output) of README.md's ``$ rebalproof check ... --capacities`` blocks."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    out = []
-    for block in re.findall(r"^```\n(\$ rebalproof check [^\n]*--capacities[^\n]*)\n(.*?)^```", text, flags=re.S | re.M):
-        out.append((block[0][2:], block[1]))
-    return out
-
-
-@pytest.mark.parametrize("command, expected", _readme_blocks(), ids=lambda x: x[:60] if isinstance(x, str) else "")
-def test_the_readme_capacities_commands_give_their_documented_output_and_exit_code(capsys, command, expected):
-    import doctest
-    import shlex
-
-    argv = shlex.split(command)[1:]
-    code = main(argv)
-    got = capsys.readouterr().out
-    assert doctest.OutputChecker().check_output(expected, got, doctest.ELLIPSIS), got
-    assert code == (1 if "violated:" in expected else 0)
-
-
-def test_the_readme_shows_both_capacities_commands():
-    commands = [c for c, _ in _readme_blocks()]
-    assert commands == ["rebalproof check --capacities 1,2",
-                        "rebalproof check --assignor py:tests.capacity_assignors:by_instance --capacities 1,2 --symmetry off"]
