@@ -153,7 +153,12 @@ table{border-collapse:collapse;margin:12px 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f3f3f3;position:sticky;top:0}
 td.pass{background:#e8f5e9} td.finding{background:#fff3e0} td.bad{background:#ffebee;font-weight:bold}
-td.np{background:#fafafa;color:#777}
+td.np{background:repeating-linear-gradient(135deg,#fafafa 0 6px,#f0f0f0 6px 12px);color:#777;font-style:italic}
+.badge{display:inline-block;font-size:11px;font-weight:normal;padding:0 4px;border-radius:3px;background:rgba(0,0,0,.08)}
+table.matrix{font-size:12px} table.matrix td{min-width:74px}
+table.matrix th.prop{position:sticky;left:0;z-index:1;background:#f3f3f3;white-space:nowrap}
+table.matrix th.check{vertical-align:bottom;padding:4px 2px}
+table.matrix th.check span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block}
 .summary span{display:inline-block;margin-right:18px}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
 details{margin:4px 0} .charts svg{display:block;margin:12px 0}
@@ -213,7 +218,34 @@ def _trace_links(check: dict, prop: str) -> str:
     return " trace: " + " ".join(links)
 
 
+#: What a matrix cell says, by the property's status (the outcome is said by the colour and a badge).
+_SHORT = {"holds": "holds", "violated": "violated", "inconclusive": "inconclusive", "not promised": "not promised"}
+
+
+def _matrix_cell(check: dict, name: str, entry: dict | None) -> str:
+    """One cell: the status, a badge for an outcome other than pass, the trace link of a finding.
+
+    A property the pair does not promise is greyed and italic, with no link: what was observed
+    there is in the cell's tooltip and in the check's details, never dressed as a failure.
+    """
+    if entry is None:
+        return "<td></td>"
+    css = _cell_class(entry)
+    label = escape(_SHORT.get(entry["status"], entry["status"]))
+    if entry["outcome"] != "pass":
+        badge = "known" if entry["outcome"] == "expected finding" else entry["outcome"]
+        label += f'<br><span class="badge">{escape(badge)}</span>'
+    files = (check.get("trace_files") or {}).get(name)
+    if files and css != "np":
+        label += f' <a href="{escape(files.get("html", files["json"]))}">trace</a>'
+    return f'<td class="{css}" title="{escape(entry["message"])}">{label}</td>'
+
+
 def _matrix(report: dict) -> str:
+    """Properties as rows, checks as columns (names written upwards so eleven fit a laptop's width).
+
+    The property column stays in view when the table scrolls sideways.
+    """
     checks = [c for c in report["checks"] if not c.get("error")]
     if not checks:
         return ""
@@ -222,24 +254,13 @@ def _matrix(report: dict) -> str:
         for entry in check["properties"]:
             if entry["property"] not in names:
                 names.append(entry["property"])
-    head = "".join(f"<th>{escape(c['name'])}</th>" for c in checks)
-    out = [f'<div class="wide"><table><tr><th>property</th>{head}</tr>']
+    head = "".join(f'<th class="check"><span>{escape(c["name"])}</span></th>' for c in checks)
+    out = [f'<div class="wide"><table class="matrix"><tr><th class="prop">property</th>{head}</tr>']
     for name in names:
-        cells = []
-        for check in checks:
-            entry = next((e for e in check["properties"] if e["property"] == name), None)
-            if entry is None:
-                cells.append("<td></td>")
-                continue
-            label = entry["status"]
-            if entry["outcome"] not in ("pass",):
-                label += f" ({entry['outcome']})"
-            link = ""
-            files = (check.get("trace_files") or {}).get(name)
-            if files:
-                link = f' <a href="{escape(files.get("html", files["json"]))}">trace</a>'
-            cells.append(f'<td class="{_cell_class(entry)}" title="{escape(entry["message"])}">{escape(label)}{link}</td>')
-        out.append(f"<tr><th>{escape(name)}</th>{''.join(cells)}</tr>")
+        cells = "".join(
+            _matrix_cell(check, name, next((e for e in check["properties"] if e["property"] == name), None)) for check in checks
+        )
+        out.append(f'<tr><th class="prop">{escape(name)}</th>{cells}</tr>')
     out.append("</table></div>")
     return "\n".join(out)
 
@@ -357,8 +378,8 @@ def html_report(report: dict) -> str:
     body += [
         "<h2>Model checks</h2>",
         "<p>Each column is one check (a protocol with an assignor, explored breadth-first within its bounds, "
-        "one Spark task); each cell a run property's verdict. Orange: a known finding seen again; red: unexpected; "
-        "grey: not promised by the pair (the check still ran).</p>",
+        "one Spark task); each cell a run property's verdict. Orange, marked known: a known finding seen again; red: unexpected; "
+        "grey and hatched: not promised by the pair (the check still ran; what it observed is in the tooltip and in the check's details).</p>",
         _matrix(report),
         '<div class="charts">', _charts(report), "</div>",
         "<h2>Checks in detail</h2>",

@@ -59,3 +59,20 @@ def test_the_verify_report_shows_no_python_values(capsys, tmp_path: Path):
     assert not leaks, f"report.html shows Python values: {leaks}"
     leaks = sorted(set(m.group(0) for m in _REPRS.finditer(printed)))
     assert not leaks, f"verify prints Python values: {leaks}\n{printed}"
+
+
+def test_the_matrix_fits_a_laptop_and_not_promised_is_not_a_failure():
+    from rebalproof.pipeline.report import _matrix
+
+    entry = {"property": "bounded-unavailability", "status": "not promised", "outcome": "pass",
+             "message": "not promised (only cooperative with the ha rules); observed: violated"}
+    finding = {"property": "converges", "status": "violated", "outcome": "expected finding", "message": "never settles"}
+    files = {"bounded-unavailability": {"json": "traces/a.json", "html": "traces/a.html"},
+             "converges": {"json": "traces/b.json", "html": "traces/b.html"}}
+    html = _matrix({"checks": [{"name": "learner+naive-any", "properties": [entry, finding], "trace_files": files}]})
+    not_promised = re.search(r'<td class="np"[^>]*>(.*?)</td>', html).group(1)
+    assert "<a " not in not_promised and "trace" not in not_promised
+    violated = re.search(r'<td class="finding"[^>]*>(.*?)</td>', html).group(1)
+    assert 'href="traces/b.html"' in violated and "known" in violated
+    assert 'class="check"><span>learner+naive-any</span>' in html  # check names written upwards
+    assert 'th class="prop"' in html  # the sticky property column
