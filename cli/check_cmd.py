@@ -25,14 +25,23 @@ does not change the exit code) and the model is explored without reduction (answ
 asked are kept). Sampling can refute equivariance, never prove it: ``--symmetry off`` is the
 run that relies on no sample.
 
+Honest limits: ``--time-limit S`` bounds the whole command, analysis included (exploration stops
+at :data:`~rebalproof.model.budget.EXPLORE_SHARE` of it, the graph checks at the limit; what is
+not decided is inconclusive). SIGINT / SIGTERM stop it the same way with a partial report --
+states, depth, every violation already found with its trace, the rest inconclusive -- and exit 1
+if a violation was found, else 130; a second signal stops at once. When stderr is not a
+terminal a progress line comes every 10 s (``--quiet``: none).
+
 Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, booleans and the
 ``protocol``/``assignor`` names; flags given on the command line win).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -40,6 +49,7 @@ import click
 
 from rebalproof.cli.render import print_finding, print_table, summary_line
 from rebalproof.errors import AssignorError, InputError
+from rebalproof.model.budget import Budget
 from rebalproof.model.explore_progress import ProgressDisplay
 from rebalproof.model.group_assignor import SYMMETRY_MODES, resolve_for_model
 from rebalproof.model.group_bounds import BOUND_FIELDS, Bounds, load_scenario
@@ -112,7 +122,8 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--symmetry-seed", "symmetry_seed", type=int, default=0, show_default=True, metavar="N",
               help="seed of --symmetry auto's sampled views and renamings")
 @click.option("--timeout", type=float, default=10.0, show_default=True, metavar="S", help="per call of an exec: assignor")
-@click.option("--time-limit", "time_limit", type=float, default=None, metavar="S", help="stop exploring after S seconds (inconclusive)")
+@click.option("--time-limit", "time_limit", type=float, default=None, metavar="S",
+              help="bound the whole command, analysis included, to S seconds (what is not decided is inconclusive)")
 @click.option("--trace-dir", "trace_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="write counterexample traces here")
 @click.option("--dot", "dot_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
@@ -129,13 +140,49 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="with --engine spark: continue an exploration from its checkpoint directory")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
-@click.option("--progress", is_flag=True, help="show progress on stderr even when it is not a terminal")
+@click.option("--progress", is_flag=True, help="progress lines on stderr every 2 s when it is not a terminal  [default: every 10 s]")
+@click.option("--quiet", is_flag=True, help="no progress on stderr")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
             standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
-            as_json, progress, require_complete):
-    """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage)."""
+            as_json, progress, quiet, require_complete):
+    """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage, 130 interrupted)."""
+    budget = Budget(seconds=time_limit)
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"--time-limit must be more than 0 seconds, got {time_limit:g}")
+    with _stop_on_signals(budget):
+        return _check(budget, **click.get_current_context().params)
+
+
+@contextlib.contextmanager
+def _stop_on_signals(budget: Budget):
+    """While the check runs, SIGINT / SIGTERM record an interrupt in ``budget`` (a partial report
+    follows); a second one stops at once (KeyboardInterrupt, exit 130)."""
+
+    def handler(signum, frame):
+        if budget.interrupted is not None:
+            raise KeyboardInterrupt
+        budget.interrupt(signal.Signals(signum).name)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: signals keep their handlers
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _check(budget: Budget, *, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions,
+           stateless, standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout,
+           time_limit, trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every,
+           resume_dir, as_json, progress, quiet, require_complete) -> int:
+    """The check itself, with the command's options (see :func:`command`)."""
     values = {}
     if scenario is not None:
         values.update(load_scenario(scenario))
@@ -157,7 +204,7 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
         symmetry = symmetry or resolved.default_symmetry
         use_symmetry = resolved.symmetry_for(symmetry)
-        with ProgressDisplay(force=progress, label=f"check {proto.spec}+{resolved.name}") as display:
+        with ProgressDisplay(force=progress, quiet=quiet, label=f"check {proto.spec}+{resolved.name}") as display:
             try:
                 result = check_model(
                     protocol=proto,
@@ -168,8 +215,8 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
                     symmetry=use_symmetry,
                     symmetry_seed=symmetry_seed,
                     progress=display if display.enabled else None,
-                    max_seconds=time_limit,
                     explorer=explorer,
+                    budget=budget,
                 )
             except AssignorError as error:  # before any state: the warm start asks the assignor to settle the group
                 return _failed_before_exploring(error, trace_dir, as_json)
@@ -188,8 +235,11 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         shown = next((r.discovery for r in result.violated if r.discovery is not None and r.discovery.kind in ("safety", "lasso")), None)
         write_dot(dot_path, result.exploration, shown)
     code = result.exit_code(require_complete=require_complete)
+    if budget.interrupted is not None:
+        code = 1 if result.violated else 130
     if as_json:
         report = result.to_json()
+        report["interrupted"] = budget.interrupted
         report["traces"] = written
         report["exit_code"] = code
         report["symmetry_mode"] = symmetry
@@ -199,6 +249,9 @@ def command(protocol_spec, spec, rules, scenario, instances, initial, subtopolog
         sys.stdout.write("\n")
         return code
     _print_report(result, written, external=resolved.external)
+    if budget.interrupted is not None:
+        sys.stdout.write(f"interrupted by {budget.interrupted}: a partial report (exit {code})\n")
+        sys.stdout.flush()
     return code
 
 

@@ -39,19 +39,22 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from rebalproof.errors import AssignorError
+from rebalproof.model.budget import Budget
 from rebalproof.model.group_fingerprint import Fingerprinter, collision_probability
 from rebalproof.model.group_state import Action
 
-__all__ = ["Limits", "Monitor", "Exploration", "ExploreStats", "explore", "expand_level"]
+__all__ = ["Limits", "Monitor", "Exploration", "ExploreStats", "explore", "expand_level", "current_rss"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Limits:
-    """Where exploration stops: a BFS depth, a number of distinct states, a time in seconds."""
+    """Where exploration stops: a BFS depth, a number of distinct states, a time in seconds, and
+    a whole command's :class:`~rebalproof.model.budget.Budget` (its time limit, its interrupts)."""
 
     max_depth: int | None = None
     max_states: int | None = None
     max_seconds: float | None = None
+    budget: Budget | None = None
 
 
 class Monitor:
@@ -139,6 +142,7 @@ class Exploration:
     errors: int = 0  # states whose expansion hit an assignor error
     stats: ExploreStats = field(default_factory=ExploreStats)
     symmetry: bool = False
+    budget: Budget | None = None  # the command's budget: the analysis stops when it is spent
 
     @property
     def states(self) -> int:
@@ -216,7 +220,23 @@ def _stored_bytes(visited: dict, exp: Exploration) -> int:
 
 
 def _peak_rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Peak resident memory of this process plus the largest of its finished children (bytes).
+
+    ``ru_maxrss`` is the process's own maximum so far (KiB on Linux); children (an ``exec:``
+    assignor, a Spark JVM) run beside it, so their peak adds to it at worst.
+    """
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) * 1024
+
+
+def current_rss() -> int:
+    """Resident memory of this process now (bytes; the peak where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def explore(
@@ -236,7 +256,7 @@ def explore(
     """
     monitor = monitor or Monitor()
     fp = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
-    exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry)
+    exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry, budget=limits.budget)
     visited: dict[int, int] = {}
     action_ids: dict[Action, int] = {}
     frontier: deque = deque()
@@ -261,6 +281,7 @@ def explore(
         monitor.on_state(idx, state)
 
     max_depth, max_states, max_seconds = limits.max_depth, limits.max_states, limits.max_seconds
+    budget = limits.budget
     last_report = started
     stopped = None
     while frontier:
@@ -271,6 +292,10 @@ def explore(
         if max_seconds is not None and now - started > max_seconds:
             stopped = f"time limit {max_seconds:g}s"
             break
+        if budget is not None:
+            stopped = budget.explore_spent()
+            if stopped is not None:
+                break
         if progress is not None and now - last_report > 0.25:
             last_report = now
             progress(len(parent), depth[frontier[0][0]], len(frontier), now - started)

@@ -640,6 +640,11 @@ def explore_spark(
                 stopped = f"time limit {limits.max_seconds:g}s"
                 unexpanded += n
                 break
+            spent = limits.budget.explore_spent() if getattr(limits, "budget", None) is not None else None
+            if spent is not None:  # the command's time limit or an interrupt, between levels
+                stopped = spent
+                unexpanded += n
+                break
             if limits.max_depth is not None and depth >= limits.max_depth:
                 unexpanded += n
                 complete, bound = False, f"depth {limits.max_depth}"

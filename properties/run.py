@@ -65,6 +65,7 @@ from typing import Callable
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import is_balanced
+from rebalproof.model.budget import BudgetSpent
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.model.group_state import (
@@ -828,7 +829,12 @@ def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
         measure: dict = {}
         discovery = monitor.discoveries.get(p.name)
         if p.scope == "graph":
-            status, message, discovery, measure = _GRAPH_CHECKS[p.name](ctx, graph)
+            try:
+                if getattr(exp, "budget", None) is not None:
+                    exp.budget.check()
+                status, message, discovery, measure = _GRAPH_CHECKS[p.name](ctx, graph)
+            except BudgetSpent as stop:  # the time limit or an interrupt: this check is not done
+                status, message, discovery, measure = Status.INCONCLUSIVE, f"analysis cut short: {stop.reason}", None, {}
             if status is None:
                 if p.name == "bounded-unavailability" and not complete:
                     status, message = Status.INCONCLUSIVE, why

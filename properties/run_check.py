@@ -13,6 +13,11 @@ after a reduced exploration, sample again on views it reached
 (:func:`~rebalproof.model.group_symmetry.recheck_reached`) and, if that breaks it, explore again
 without reduction.
 
+A :class:`~rebalproof.model.budget.Budget` (``budget=``) bounds the whole check: exploration
+stops when it is spent (time limit, SIGINT / SIGTERM) and so do the graph checks, whose
+verdicts are then inconclusive; violations already found keep their traces. The peak RSS in
+the statistics is taken at the end, after the analysis, children included.
+
 The result counts the assignor's calls: views answered by the assignor (each a call of a
 deterministic external one) against distinct states, and look-ups answered from the memo.
 """
@@ -21,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rebalproof.model.explorer import Exploration, Limits, explore
+from rebalproof.model.budget import Budget
+from rebalproof.model.explorer import Exploration, Limits, _peak_rss, explore
 from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
@@ -116,6 +122,7 @@ def check_model(
     stop_early: bool = False,
     max_seconds: float | None = None,
     explorer=explore,
+    budget: Budget | None = None,
 ) -> CheckResult:
     """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring.
 
@@ -137,7 +144,7 @@ def check_model(
     model = GroupModel(protocol=protocol, bounds=bounds, assignor=assignor, assignor_name=assignor_name)
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
-    limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds)
+    limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds, budget=budget)
     exp = explorer(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
         sym_check = recheck_reached(sym_check, inner, model._chooser.views(), classes=model.capacity_classes)
@@ -147,6 +154,11 @@ def check_model(
             model = GroupModel(protocol=protocol, bounds=bounds, assignor=model._chooser, assignor_name=assignor_name)
             monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
             exp = explorer(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
+    exp.budget = budget  # any engine: the analysis stops when the budget is spent
+    note = getattr(progress, "note", None)
+    if note is not None:
+        note(f"explored {exp.states:,} distinct states, {exp.stats.edges:,} transitions, depth {exp.stats.depth}; "
+             "checking the properties of the graph")
     results = evaluate(ctx, exp, monitor)
     traces = {}
     for r in results:
@@ -167,5 +179,6 @@ def check_model(
                 },
             )
     chooser = model._chooser
+    exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss())  # after the analysis too
     return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
                        symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits)

@@ -1,5 +1,9 @@
 """Graph algorithms behind the run properties: fair cycles, lassos, longest weighted paths.
 
+Every routine stops with :class:`~rebalproof.model.budget.BudgetSpent` once the command's
+budget (``exp.budget``: its time limit, an interrupt) is spent, so the caller can report the
+verdict as inconclusive.
+
 Fairness is *weak fairness per action instance* (``Action.fairness_key``: kind, member, task)
 for the kinds in :data:`~rebalproof.model.group_state.FAIR_KINDS`: a restore that stays
 possible eventually happens, a delivery eventually arrives, a needed rebalance and a scheduled
@@ -50,6 +54,13 @@ def fair_keys(exp, edges) -> set:
     return out
 
 
+def _check_budget(exp) -> None:
+    """Raise :class:`~rebalproof.model.budget.BudgetSpent` once the command's budget is spent."""
+    budget = getattr(exp, "budget", None)
+    if budget is not None:
+        budget.check()
+
+
 def _edge_arrays(exp) -> tuple[np.ndarray, np.ndarray]:
     """``(src, dst)`` of every edge as int64 arrays (copies: the explorer's arrays stay resizable)."""
     return np.array(exp.edge_src, dtype=np.int64), np.array(exp.edge_dst, dtype=np.int64)
@@ -90,10 +101,12 @@ def _scc_labels(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
     """SCCs with a cycle (more than one state, or a self-loop) among ``nodes`` (default: all),
     using only edges with ``edge_ok(e)`` (default: all); sorted by least state."""
+    _check_budget(exp)
     chosen = _selected_edges(exp, nodes, edge_ok)
     src, dst = _edge_arrays(exp)
     s, d = src[chosen], dst[chosen]
     labels = _scc_labels(exp.states, s, d)
+    _check_budget(exp)
     if not len(labels):
         return []
     size = np.bincount(labels)
@@ -110,6 +123,7 @@ def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
 def fair_components(exp, ranges, comps) -> list[Component]:
     """Each component with its fairness verdict (see the module docstring)."""
     out = []
+    _check_budget(exp)
     for comp in comps:
         taken = set()
         everywhere = None
@@ -161,6 +175,7 @@ def fair_cycle(exp, ranges, comp, entry: int, must_visit=()) -> list[int]:
     """Edges of a fair cycle inside ``comp`` from ``entry`` back to it, visiting ``must_visit``."""
     waypoints: list = [("node", n) for n in must_visit]
     for _ in range(4 * len(comp) + 8):
+        _check_budget(exp)
         edges = []
         here = entry
         for kind, what in waypoints:
@@ -214,6 +229,7 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
     call of ``edge_ok`` and of ``weight`` per edge between ``nodes``.
     """
     nodes = nodes if isinstance(nodes, (set, frozenset, list, tuple, range)) else list(nodes)
+    _check_budget(exp)
     chosen = _selected_edges(exp, nodes, edge_ok)
     src, dst = _edge_arrays(exp)
     s, d = src[chosen], dst[chosen]
@@ -232,6 +248,7 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
     remaining = np.bincount(cs, minlength=count)
     done = remaining == 0
     while len(cs):
+        _check_budget(exp)
         ready = done[cd]
         if not ready.any():
             raise RuntimeError("the condensation of a graph has a cycle")
