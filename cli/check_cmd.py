@@ -39,6 +39,7 @@ Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, b
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import signal
@@ -85,6 +86,45 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
     if len(lines) > limit:
         lines = lines[: limit // 2] + [f"  ... {len(lines) - limit} more steps ..."] + lines[-limit // 2 :]
     return lines
+
+
+@contextlib.contextmanager
+def _stop_on_signals(budget: Budget):
+    """While the check runs, SIGINT / SIGTERM record an interrupt in ``budget`` (a partial report
+    follows); a second one stops at once (KeyboardInterrupt, exit 130)."""
+
+    def handler(signum, frame):
+        if budget.interrupted is not None:
+            raise KeyboardInterrupt
+        budget.interrupt(signal.Signals(signum).name)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: signals keep their handlers
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _with_budget(callback):
+    """Give the command a :class:`~rebalproof.model.budget.Budget` started now (``--time-limit``)
+    and record SIGINT / SIGTERM in it while the command runs."""
+
+    @functools.wraps(callback)
+    def wrapper(**options):
+        time_limit = options.get("time_limit")
+        if time_limit is not None and not time_limit > 0:
+            raise InputError(f"--time-limit must be more than 0 seconds, got {time_limit:g}")
+        budget = Budget(seconds=time_limit)
+        with _stop_on_signals(budget):
+            return callback(budget, **options)
+
+    return wrapper
 
 
 @click.command("check")
@@ -143,46 +183,12 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
 @click.option("--progress", is_flag=True, help="progress lines on stderr every 2 s when it is not a terminal  [default: every 10 s]")
 @click.option("--quiet", is_flag=True, help="no progress on stderr")
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
-def command(protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
+@_with_budget
+def command(budget, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
             standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, quiet, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage, 130 interrupted)."""
-    budget = Budget(seconds=time_limit)
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"--time-limit must be more than 0 seconds, got {time_limit:g}")
-    with _stop_on_signals(budget):
-        return _check(budget, **click.get_current_context().params)
-
-
-@contextlib.contextmanager
-def _stop_on_signals(budget: Budget):
-    """While the check runs, SIGINT / SIGTERM record an interrupt in ``budget`` (a partial report
-    follows); a second one stops at once (KeyboardInterrupt, exit 130)."""
-
-    def handler(signum, frame):
-        if budget.interrupted is not None:
-            raise KeyboardInterrupt
-        budget.interrupt(signal.Signals(signum).name)
-
-    previous = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: signals keep their handlers
-        pass
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def _check(budget: Budget, *, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions,
-           stateless, standbys, max_warmups, events, depth, max_states, aging, start, symmetry, symmetry_seed, timeout,
-           time_limit, trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every,
-           resume_dir, as_json, progress, quiet, require_complete) -> int:
-    """The check itself, with the command's options (see :func:`command`)."""
     values = {}
     if scenario is not None:
         values.update(load_scenario(scenario))
