@@ -189,3 +189,59 @@ def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_pl
     assert verdict.status.value == "violated" and "decisive rebalances after one added instance" in verdict.message
     assert "converges" in slow.traces
 
+
+
+def _suite_checks():
+    from rebalproof.pipeline.suite import DEFAULT_SUITE, load_suite
+
+    return load_suite(DEFAULT_SUITE).checks
+
+
+@pytest.mark.parametrize("capacities", [(1, 2), (2, 1)], ids=["1,2", "2,1,1"])
+@pytest.mark.parametrize("spec", _suite_checks(), ids=lambda s: s.name)
+def test_every_pairing_of_the_default_suite_gets_its_expected_verdicts_with_mixed_capacities(spec, capacities):
+    """Calibration (issue 14): every pairing of the default suite, at its bounds with 1,2 and 2,1,1
+    stream threads, explores completely and gets exactly the verdicts the suite expects at 1 thread
+    everywhere (the references keep every promise; the known findings stay found)."""
+    from rebalproof.model.group_assignor import resolve_for_model
+    from rebalproof.model.group_protocol import parse_protocol
+
+    bounds = Bounds(**dict(spec.bounds), capacities=capacities)
+    with resolve_for_model(spec.assignor) as resolved:
+        rules = resolved.rules if spec.rules is None else (None if spec.rules == "none" else spec.rules)
+        result = check_model(protocol=parse_protocol(spec.protocol), assignor=resolved.assignor,
+                             assignor_name=resolved.name, rules=rules, bounds=bounds)
+    assert result.exploration.complete
+    wrong = {}
+    for r in result.results:
+        observed = r.verdict.status.value
+        expected = spec.expect(r.property.name, observed).status
+        if observed != expected:
+            wrong[r.property.name] = (observed, expected, r.verdict.message)
+    assert not wrong
+
+
+def test_two_copies_on_a_two_thread_member_is_caught_with_capacities_and_missed_without(capsys):
+    code, report = run(capsys, "--assignor", "py:tests.capacity_assignors:two_copies", "--symmetry", "off")
+    assert code == 0 and all(p["status"] != "violated" for p in report["properties"])
+    code, report = run(capsys, "--assignor", "py:tests.capacity_assignors:two_copies", "--symmetry", "off", "--capacities", "1,2")
+    colocation = next(p for p in report["properties"] if p["property"] == "no-colocation")
+    assert code == 1 and colocation["status"] == "violated" and "twice (active and standby)" in colocation["message"]
+
+
+def test_the_html_viewer_and_the_verify_report_show_the_capacities(capsys, tmp_path):
+    from rebalproof.pipeline.report import _reproduce
+    from rebalproof.pipeline.suite import load_suite
+    from rebalproof.traces.render_html import render_html
+    from rebalproof.traces.replay import load_trace
+
+    main(["check", "--assignor", BY_INSTANCE, "--capacities", "1,2", "--symmetry", "off", "--trace-dir", str(tmp_path)])
+    capsys.readouterr()
+    page = render_html(load_trace(next(tmp_path.glob("*converges.json"))))
+    assert "capacities I1=1, I2=2, I3=2 threads" in page
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[suite]\nname = "threads"\n\n[[check]]\nname = "ha-threads"\nprotocol = "cooperative"\n'
+                     'assignor = "ha"\nbounds = { events = 1, capacities = [1, 2] }\n')
+    (spec,) = load_suite(suite).checks
+    assert "--capacities 1,2" in _reproduce({"spec": spec.to_json()})
+    assert Bounds(**dict(spec.bounds)).capacities == (1, 2)
