@@ -50,16 +50,25 @@ def _j(items) -> str:
     return ",".join(items)
 
 
+def _member_text(m) -> str:
+    return f"{m.id}|{_j(m.active)}|{_j(m.standby)}|{_j(m.warmup)}|{_j(f'{t}={c}' for t, c in m.lags)}|{int(m.leaving)}{int(m.ready)}"
+
+
+def _tail_text(state: GroupState) -> tuple[str, str]:
+    pending = ";".join(f"{e[0]}:{_j(e[1])}/{_j(e[2])}/{_j(e[3])}" for e in state.pending)
+    memory = "-" if state.memory is None else _j(state.memory)
+    return pending, f"{state.leader}|{memory}|{state.spawned}|{state.events}|{_j(state.triggers)}|{int(state.probe)}"
+
+
 def encode(state: GroupState) -> bytes:
     """The canonical byte encoding of a state (ids kept): equal states, equal bytes."""
-    parts = [
-        f"{m.id}|{_j(m.active)}|{_j(m.standby)}|{_j(m.warmup)}|{_j(f'{t}={c}' for t, c in m.lags)}|{int(m.leaving)}{int(m.ready)}"
-        for m in state.members
-    ]
-    parts.append(";".join(f"{e[0]}:{_j(e[1])}/{_j(e[2])}/{_j(e[3])}" for e in state.pending))
-    memory = "-" if state.memory is None else _j(state.memory)
-    parts.append(f"{state.leader}|{memory}|{state.spawned}|{state.events}|{_j(state.triggers)}|{int(state.probe)}")
+    parts = [_member_text(m) for m in state.members]
+    parts.extend(_tail_text(state))
     return "#".join(parts).encode()
+
+
+#: Member encodings a :class:`Fingerprinter` remembers before it starts afresh.
+_MEMBER_CACHE_LIMIT = 1 << 18
 
 
 def _hash64(data: bytes) -> int:
@@ -134,14 +143,44 @@ def collision_probability(n: int) -> float:
 
 
 class Fingerprinter:
-    """A picklable ``state -> int`` for one model: plain, or reduced by symmetry."""
+    """A picklable ``state -> int`` for one model: plain, or reduced by symmetry.
+
+    Without symmetry it gives :func:`fingerprint`'s values, but builds the text of each member
+    once: successor states share most members with their parent, so a member's part of
+    :func:`encode` is looked up by the member itself (a tuple, hashed in C) instead of being
+    joined again. The memo is dropped when pickled (a Spark task starts with none).
+    """
 
     def __init__(self, task_ids=(), *, symmetry: bool = False, classes: dict | None = None):
         self.symmetry = symmetry
         self.perms = task_permutations(task_ids) if symmetry else ()
         self.classes = dict(classes) if classes else None
+        self._members: dict = {}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_members"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_members", {})
+
+    def encode(self, state: GroupState) -> bytes:
+        """:func:`encode` of ``state`` (the same bytes), members' texts memoised."""
+        memo = self._members
+        parts = []
+        for m in state.members:
+            text = memo.get(m)
+            if text is None:
+                if len(memo) >= _MEMBER_CACHE_LIMIT:
+                    memo.clear()
+                text = memo[m] = _member_text(m)
+            parts.append(text)
+        parts.extend(_tail_text(state))
+        return "#".join(parts).encode()
 
     def __call__(self, state: GroupState) -> int:
         if self.symmetry:
             return fingerprint_symmetric(state, self.perms, self.classes)
-        return fingerprint(state)
+        return _hash64(self.encode(state))

@@ -34,9 +34,8 @@ Examples
 
 from __future__ import annotations
 
-import math
+import functools
 from collections import defaultdict
-from fractions import Fraction
 from typing import Hashable, Mapping, Sequence
 
 import networkx as nx
@@ -83,23 +82,37 @@ def quota_box(total: int, capacities: Mapping[str, int], *, start: Mapping[str, 
     problem with boxes is infeasible exactly when no balanced placement exists. With
     ``start``, the box is the water-filling one: the new items top up the least loaded.
     """
-    start = start or {}
-    members = sorted_ids(capacities)
+    members = tuple(sorted_ids(capacities))
     if not members:
         return {}
-    base = {m: start.get(m, 0) for m in members}
+    start = start or {}
+    key = (total, tuple((m, capacities[m], start.get(m, 0)) for m in members))
+    return dict(zip(members, _quota_box(*key)))
 
-    def room(level: Fraction) -> int:
-        return sum(max(0, math.floor(level * capacities[m]) - base[m]) for m in members)
 
-    level = Fraction(0)
-    while room(level) < total:
-        level = min(Fraction(math.floor(level * capacities[m]) + 1, capacities[m]) for m in members)
-    box = {}
-    for m in members:
-        top = math.floor(level * capacities[m])
-        box[m] = (max(0, math.ceil(level * capacities[m]) - 1 - base[m]), max(0, top - base[m]))
-    return box
+@functools.lru_cache(maxsize=4096)
+def _quota_box(total: int, members: tuple[tuple[str, int, int], ...]) -> tuple[Bounds, ...]:
+    """:func:`quota_box` on ``(id, capacity, start)`` per member, in exact integer arithmetic:
+    the water level ``lam = p / q`` is kept as two integers, ``floor(lam c) = (p c) // q``."""
+
+    def room(p: int, q: int) -> int:
+        return sum(max(0, (p * c) // q - s) for _, c, s in members)
+
+    p, q = 0, 1
+    while room(p, q) < total:
+        # the next level at which some member's floor(lam c) grows: min over (floor(lam c) + 1) / c
+        best_p, best_q = None, None
+        for _, c, _ in members:
+            cand_p, cand_q = (p * c) // q + 1, c
+            if best_p is None or cand_p * best_q < best_p * cand_q:
+                best_p, best_q = cand_p, cand_q
+        p, q = best_p, best_q
+    box = []
+    for _, c, s in members:
+        top = (p * c) // q
+        ceil = -((-p * c) // q)
+        box.append((max(0, ceil - 1 - s), max(0, top - s)))
+    return tuple(box)
 
 
 def lexicographic_costs(tiers: Sequence[tuple[int, ...]], *, flow: int) -> list[int]:
