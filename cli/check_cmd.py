@@ -33,7 +33,10 @@ if a violation was found, else 130; a second signal stops at once. When stderr i
 terminal a progress line comes every 10 s (``--quiet``: none).
 
 Bounds come from flags or from ``--scenario FILE.toml`` (bounds only: numbers, booleans and the
-``protocol``/``assignor`` names; flags given on the command line win).
+``protocol``/``assignor`` names; flags given on the command line win). ``--capacities 1,2,2``
+gives the stream threads of ``I1, I2, ...`` (a shorter list repeats its last value; default 1):
+every leader view carries them, balance is judged per thread, and symmetry reduction only merges
+instances of equal capacity.
 """
 
 from __future__ import annotations

@@ -245,3 +245,18 @@ def test_the_html_viewer_and_the_verify_report_show_the_capacities(capsys, tmp_p
     (spec,) = load_suite(suite).checks
     assert "--capacities 1,2" in _reproduce({"spec": spec.to_json()})
     assert Bounds(**dict(spec.bounds)).capacities == (1, 2)
+
+
+def test_settled_balance_the_oracle_cannot_decide_makes_converges_inconclusive(monkeypatch):
+    """Three-valued: a settled state that is not balanced per thread, where the oracle's search
+    cannot tell whether any balanced assignment exists, is neither a pass nor a violation."""
+    from rebalproof.model.assignors import builtin
+    from rebalproof.properties import run as run_module
+
+    monkeypatch.setattr(run_module, "balance_attainable", lambda view: None)
+    monkeypatch.setattr(run_module, "is_balanced", lambda view, assignment: False)
+    result = check_model(protocol=protocol("cooperative"), assignor=builtin("ha").make(), assignor_name="ha", rules="ha",
+                         bounds=Bounds(instances=2, initial=2, subtopologies=1, partitions=2, events=0, capacities=(1, 2)))
+    verdict = result.result("converges").verdict
+    assert verdict.status.value == "inconclusive" and verdict.measure["undecided_balance_states"] >= 1
+    assert "undecided" in verdict.message
