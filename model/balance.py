@@ -11,7 +11,9 @@ With capacities (stream threads), "within 1" becomes: no single task moved from 
 ``max - min <= 1``. Subtopology balance applies the same rule to each subtopology's tasks
 (the KIP's literal "instances executing it" count is met by layouts its own example
 rejects, so we check the spread it asks for). Active copies are what is balanced;
-leaving members (KIP-429 v2) are on their way out and are not counted.
+leaving members (KIP-429 v2) are on their way out and are not counted. All copies (active,
+standby and warmup alike: Kafka's warmups are standbys, and its assignor packs stateless tasks
+against every assigned task) are measured too, as ``copies_within_one``/``copies_spread``.
 
 Examples
 --------
@@ -82,7 +84,7 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
     members = [m for m in view.members if not m.leaving]
     caps = {m.id: m.capacity for m in members}
     actives = {m.id: len(assignment.of(m.id).active) for m in members}
-    copies = {m.id: len(assignment.of(m.id).active) + len(assignment.of(m.id).standby) for m in members}
+    copies = {m.id: len(assignment.of(m.id).copies) for m in members}
     per_sub: dict[str, dict[str, int]] = {}
     for task_id in view.task_ids:
         per_sub.setdefault(subtopology_of(task_id), {m.id: 0 for m in members})

@@ -23,7 +23,10 @@ balanced           yes*    yes*   no       yes
 =================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
-(:func:`~rebalproof.properties.copies.standby_count_learners`).
+(:func:`~rebalproof.properties.copies.standby_count_learners`). Under every rule set a copy
+beyond the active is a standby or an extra copy *by count*, whatever its label (Kafka's warmups
+are standbys): relabelling standby <-> warmup changes no verdict
+(:mod:`rebalproof.properties.common`, "Labels"; ``tests/test_labels.py``).
 (*) instance balance in every answer; a probing rebalance excuses nothing and subtopology
 spread is measured, not promised (:func:`~rebalproof.properties.balanced.balanced_at_once`).
 
@@ -161,7 +164,7 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="standby-count",
-        promise="each stateful task has min(num_standby_replicas, non-leaving members - 1) standbys",
+        promise="each stateful task has min(num_standby_replicas, non-leaving members - 1) standbys (copies beyond the active, whatever their label)",
         kind="always",
         promised_by=_ALL,
         check=standby_count,

@@ -15,6 +15,18 @@ Abstraction choices stated once, here, and used by every property in this packag
   ``min(num_standby_replicas, members - 1)`` over *all* members (:func:`standby_allowance`),
   so an assignor that treats a leaving member as an ordinary one is not charged for it.
   Without leaving members the two are equal.
+- **Labels**: a copy beyond the active is a standby or an extra copy **by count**, whatever the
+  answer (or the input) calls it: of a task's replicas (copies in the ``standby`` or ``warmup``
+  role on members not holding it as active), the first ``min(num_standby_replicas, members - 1)``
+  are its standbys and the rest are extra (:func:`split_replicas`). Kafka does not label
+  warmups at all: KIP-441 (seed 002, "Iterative Balancing Assignments") moves a task by
+  assigning "'extra' standby replicas to the destination instances", and Kafka's assignor
+  reports them as standbys. Which replicas are the standbys matters only for naming (every
+  check counts): the most caught up ones by KIP-441 rank, ties by id, since requirement 2
+  puts standbys on "the next-most-caught-up instances" and a warmup goes to "an instance that
+  has neither the active nor any standby replicas" (``max_warmup_replicas``), i.e. one further
+  behind. Under the ``learner`` rules the same holds: KIP-429's learner "shares the same
+  semantics as standby task" and every learner-promised check counts copies.
 - **Leaving members** (KIP-429 v2's ``isLeaving``) are unknown to KIP-441 and to the baseline:
   an assignor may treat a leaving member as shutting down or as an ordinary member. Every
   property accepts either reading (here the counts above; in ``caught-up-active``, ``balanced``
@@ -36,7 +48,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rebalproof.model.assignment import ROLES, Assignment
-from rebalproof.model.names import sorted_ids
+from rebalproof.model.names import id_key, sorted_ids
+from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 
 __all__ = [
@@ -47,6 +60,8 @@ __all__ = [
     "holders_in_group",
     "required_standbys",
     "standby_allowance",
+    "replica_holders",
+    "split_replicas",
     "extra_copies",
     "staying_members",
     "as_if_staying",
@@ -112,13 +127,36 @@ def standby_allowance(view: RebalanceInput) -> int:
     return max(0, min(view.config.num_standby_replicas, len(view.members) - 1))
 
 
+def replica_holders(view: RebalanceInput, assignment: Assignment, task_id: str) -> tuple[str, ...]:
+    """Group members holding ``task_id`` as a standby *or* a warmup and not as its active, most caught up first.
+
+    The order is KIP-441's rank (:func:`~rebalproof.model.ranking.rank`), ties by id: the
+    labels ``standby`` and ``warmup`` play no part (see the module doc, "Labels").
+    """
+    actives = set(holders_in_group(view, assignment, task_id, "active"))
+    found = {m for role in ("standby", "warmup") for m in holders_in_group(view, assignment, task_id, role)} - actives
+    return tuple(sorted(found, key=lambda m: (rank(view, m, task_id), id_key(m))))
+
+
+def split_replicas(view: RebalanceInput, assignment: Assignment, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the standbys, the extra copies) among ``task_id``'s replicas, by count (module doc, "Labels").
+
+    The first :func:`standby_allowance` replicas in :func:`replica_holders` order (the most caught
+    up) are the standbys, the rest are extra; each part in id order.
+    """
+    ranked = replica_holders(view, assignment, task_id)
+    allowance = standby_allowance(view)
+    return sorted_ids(ranked[:allowance]), sorted_ids(ranked[allowance:])
+
+
 def extra_copies(view: RebalanceInput, assignment: Assignment) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Per stateful task with extra copies: (task, the members whose copies are counted as extra).
 
     A task's extra copies number ``max(0, copies - 1 - standby_allowance)``, ``copies`` being the
     distinct group members holding it in any role. Which members are named is a reporting
-    choice, the count is not: warmup-role copies first, then standbys, then actives, each in
-    id order from the last.
+    choice, the count is not, and labels play no part: the least caught-up replicas first
+    (:func:`split_replicas`), then, when a task has several actives, actives from the last in
+    id order.
     """
     allowance = standby_allowance(view)
     out = []
@@ -127,10 +165,9 @@ def extra_copies(view: RebalanceInput, assignment: Assignment) -> tuple[tuple[st
         extra = len(holders) - 1 - allowance
         if extra <= 0:
             continue
-        named: list[str] = []
-        for role in ("warmup", "standby", "active"):
-            for member in reversed(holders_in_group(view, assignment, task_id, role)):
-                if member not in named and len(named) < extra:
-                    named.append(member)
+        named = list(reversed(replica_holders(view, assignment, task_id)))[:extra]
+        for member in reversed(holders_in_group(view, assignment, task_id, "active")):
+            if len(named) < extra and member not in named:
+                named.append(member)
         out.append((task_id, sorted_ids(named)))
     return tuple(out)

@@ -26,8 +26,8 @@ from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import (
     extra_copies,
-    holders_in_group,
     plural,
+    replica_holders,
     required_standbys,
     standby_allowance,
     times,
@@ -141,14 +141,13 @@ def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
     )
 
 
-def _standby_count(view: RebalanceInput, assignment: Assignment, roles: tuple[str, ...], noun: str) -> Verdict:
+def _standby_count(view: RebalanceInput, assignment: Assignment, noun: str) -> Verdict:
     need = required_standbys(view)
     problems: list[str] = []
     tasks: list[str] = []
     if need:
         for task_id in view.stateful_task_ids:
-            actives = set(assignment.actives_of(task_id))
-            replicas = sorted_ids({m for r in roles for m in holders_in_group(view, assignment, task_id, r) if m not in actives})
+            replicas = sorted_ids(replica_holders(view, assignment, task_id))
             if len(replicas) < need:
                 where = f" (on {words(replicas)})" if replicas else ""
                 problems.append(f"task {task_id} has {plural(len(replicas), noun)}{where}, needs {need}")
@@ -167,20 +166,23 @@ def standby_count(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """Each stateful task has at least ``min(num_standby_replicas, n - 1)`` standbys (KIP-441 requirement 2).
 
     ``n`` is the number of non-leaving members (a standby may still sit on a leaving member and
-    counts). A standby counts when it is in the ``standby`` role on a group member that does not
-    also hold the task as active (a standby next to its active protects nothing). Warmups do not
-    count (KIP-441: moving tasks "don't count against the num.standby.replicas config"). More
-    standbys than asked are allowed here; they are extra copies for ``warmup-bound``.
+    counts). A standby is a copy beyond the active **by count**, in the ``standby`` or the
+    ``warmup`` role, on a group member that does not also hold the task as active (a standby
+    next to its active protects nothing): KIP-441 moves a task with "extra" standby replicas
+    and Kafka reports its warmups as standbys, so the label decides nothing
+    (:mod:`rebalproof.properties.common`, "Labels"). The moving copies KIP-441 says "don't count
+    against the num.standby.replicas config" are those *beyond* the standbys: extra copies for
+    ``warmup-bound``. More standbys than asked are allowed here.
     """
-    return _standby_count(view, assignment, ("standby",), "standby")
+    return _standby_count(view, assignment, "standby")
 
 
 def standby_count_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """The ``learner`` reading of ``standby-count``: a learner copy counts as a standby.
+    """The ``learner`` reading of ``standby-count``: the same count, said with learners.
 
     KIP-429 "Standby Task Utilization": learner tasks go first to members holding a matching
     standby, so the standby *becomes* the learner, a replica restoring the same changelog;
     KIP-429 does not ask for another standby meanwhile (with ``members - 1`` standbys there is
-    no room for one). Otherwise as :func:`standby_count`.
+    no room for one). Counted as :func:`standby_count`; only the message says "standby or learner".
     """
-    return _standby_count(view, assignment, ("standby", "warmup"), "standby or learner")
+    return _standby_count(view, assignment, "standby or learner")

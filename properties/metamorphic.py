@@ -26,7 +26,7 @@ and a check ``check(assignor, view, *, samples, seed) -> Verdict``.
     standbys have finished restoring), other reported lags as they were, and
     ``previous_members`` = the members of ``x``. When ``A`` asks no probing rebalance and the
     fed-back input meets the premise of ``fixpoint``
-    (:func:`~rebalproof.properties.stability.fixpoint_premise`: valid, no warmups or extra
+    (:func:`~rebalproof.properties.stability.fixpoint_premise`: valid, no extra
     copies, balanced, caught up, nobody leaving), the answer to it must be ``A`` unchanged
     with no probing rebalance. Otherwise the answer is fed back again, up to ``rounds``
     times (restores finishing at once), and the first answer that meets the premise is

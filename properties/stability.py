@@ -21,17 +21,17 @@ Examples
 
 from __future__ import annotations
 
-from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
+from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.balance import measure_balance, within_one
-from rebalproof.model.names import sorted_ids, subtopology_of
+from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import as_if_staying, current_assignment, extra_copies, plural, words
+from rebalproof.properties.common import as_if_staying, current_assignment, extra_copies, plural, replica_holders, words
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "fixpoint", "stable"]
+__all__ = ["fixpoint_premise", "same_copies", "fixpoint", "stable"]
 
 _MAX_LISTED = 6
 
@@ -41,8 +41,10 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
 
     The current assignment (the members' ``active``/``standby``/``warmup`` lists) is a candidate
     when it is valid — every task exactly one active (``one-active``), no two copies on one
-    member (``no-colocation``), enough standbys (``standby-count``), no warmups and no extra
-    copies — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
+    member (``no-colocation``), enough standbys (``standby-count``) and no extra copies, all
+    counted whatever the copies are called (a ``warmup`` within the standby allowance is a
+    standby: :mod:`rebalproof.properties.common`, "Labels"), and no copy of a stateless task
+    beyond its active (nothing to restore, so no purpose) — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
     caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), and no
     member is leaving (KIP-441 knows no leaving members; a leaving member must be emptied, so
     its assignment cannot be final).
@@ -56,12 +58,12 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
         verdict = check(view, current)
         if verdict.violated:
             reasons.append(f"not valid: {verdict.message}")
-    warming = [m.id for m in view.members if m.warmup]
-    if warming:
-        reasons.append(f"{words(warming)} {'holds' if len(warming) == 1 else 'hold'} warmups")
     extras = extra_copies(view, current)
-    if extras and not warming:
+    if extras:
         reasons.append(f"extra copies of {words([t for t, _ in extras])}")
+    idle = [t for t in view.stateless_task_ids if replica_holders(view, current, t)]
+    if idle:
+        reasons.append(f"stateless {words(idle)} {'has' if len(idle) == 1 else 'have'} copies beyond the active")
     report = measure_balance(view, current)
     if not report.balanced:
         reasons.append("not balanced")
@@ -72,19 +74,43 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+def _shape(held: MemberAssignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A member's actives and its replicas (standby and warmup alike), duplicates kept."""
+    return held.active, tuple(sorted(held.standby + held.warmup, key=id_key))
+
+
+def same_copies(before: Assignment, after: Assignment) -> bool:
+    """Equal member by member up to the standby/warmup label, ignoring members with nothing and probing.
+
+    :meth:`~rebalproof.model.assignment.Assignment.same_layout` with the labels of the copies
+    beyond the active set aside (:mod:`rebalproof.properties.common`, "Labels").
+    """
+    def shapes(a):
+        return {m: _shape(x) for m, x in a.members if x.copies}
+    return shapes(before) == shapes(after)
+
+
 def _changes(before: Assignment, after: Assignment, members) -> list[str]:
+    """What each member gains and loses; a replica is named by the label it has where it is."""
     out = []
     for member in members:
         a, b = before.of(member), after.of(member)
         parts = []
-        for role in ROLES:
-            gained = sorted_ids(set(getattr(b, role)) - set(getattr(a, role)))
-            lost = sorted_ids(set(getattr(a, role)) - set(getattr(b, role)))
+        gained = sorted_ids(set(b.active) - set(a.active))
+        lost = sorted_ids(set(a.active) - set(b.active))
+        if gained:
+            parts.append(f"gains active {words(gained)}")
+        if lost:
+            parts.append(f"loses active {words(lost)}")
+        kept_before, kept_after = set(a.standby + a.warmup), set(b.standby + b.warmup)
+        for role in ("standby", "warmup"):
+            gained = sorted_ids(set(getattr(b, role)) - kept_before)
+            lost = sorted_ids(set(getattr(a, role)) - kept_after)
             if gained:
                 parts.append(f"gains {role} {words(gained)}")
             if lost:
                 parts.append(f"loses {role} {words(lost)}")
-        if not parts and a != b:
+        if not parts and _shape(a) != _shape(b):
             parts.append("lists a task twice")
         if parts:
             out.append(f"{member} {', '.join(parts)}")
@@ -95,8 +121,8 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """A valid, balanced, caught-up current assignment comes back unchanged, with no probing rebalance.
 
     When :func:`fixpoint_premise` finds no reason against the current assignment, the answer must
-    have the same layout (:meth:`~rebalproof.model.assignment.Assignment.same_layout`: equal
-    member by member, members with nothing aside) and ``probing_rebalance`` false. Otherwise the
+    have the same copies (:func:`same_copies`: equal member by member, members with nothing
+    aside, a standby and a warmup alike) and ``probing_rebalance`` false. Otherwise the
     property holds vacuously, with ``measure["premise"]`` false and the reasons in the message.
     """
     reasons = fixpoint_premise(view)
@@ -110,7 +136,7 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     current = current_assignment(view)
     problems = []
     members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
-    changes = _changes(current, assignment, members) if not assignment.same_layout(current) else []
+    changes = _changes(current, assignment, members) if not same_copies(current, assignment) else []
     if changes:
         shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
         problems.append(f"the answer changes it: {'; '.join(shown)}")
@@ -123,7 +149,7 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
             message="the valid, balanced, caught-up current assignment is returned unchanged",
             measure={"premise": True},
         )
-    touched = [m for m in members if current.of(m) != assignment.of(m)]
+    touched = [m for m in members if _shape(current.of(m)) != _shape(assignment.of(m))]
     tasks = {t for m in touched for t in set(current.of(m).copies) ^ set(assignment.of(m).copies)}
     return Verdict(
         property="fixpoint",
@@ -153,7 +179,7 @@ def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner
     sub = subtopology_of(task_id)
     actives = {m: len(kept.of(m).active) for m in pair}
     in_sub = {m: sum(1 for t in kept.of(m).active if subtopology_of(t) == sub) for m in pair}
-    copies = {m: len(kept.of(m).active) + len(kept.of(m).standby) for m in pair}
+    copies = {m: len(kept.of(m).copies) for m in pair}
     return all(within_one(counts, caps) for counts in (actives, in_sub, copies))
 
 

@@ -24,8 +24,9 @@ Readings (each the one :mod:`rebalproof.properties` uses, except ``leaving`` and
 ``probing-rebalance``, which the properties do not check):
 
 - ``standby-count[t]``: a stateful task has at least ``min(num_standby_replicas, n - 1)``
-  copies in the ``standby`` role on members other than its active (``n``: non-leaving
-  members); a stateless task has no standby or warmup (no state to keep).
+  replicas (``standby`` or ``warmup`` role: labels do not count) on members other than its
+  active (``n``: non-leaving members); a stateless task has no standby or warmup (no state to
+  keep).
 - ``warmup-bound``: extra copies, ``max(0, copies - 1 - min(num_standby_replicas, members - 1))``
   summed over the stateful tasks, are at most ``max_warmup_replicas`` (whatever the roles).
 - ``caught-up-active[t@m]``: a stateful active only on a member
@@ -57,14 +58,14 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from rebalproof.errors import InputError
-from rebalproof.model.assignment import ROLES, Assignment
+from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
 from rebalproof.properties.lag import acceptable_active_holders
-from rebalproof.properties.stability import fixpoint_premise
+from rebalproof.properties.stability import fixpoint_premise, same_copies
 
 __all__ = ["RuleSet", "RULE_SETS", "rule_set", "Facts", "Violation", "violations", "rule_of"]
 
@@ -197,7 +198,13 @@ class Facts:
         """The current assignment when the ``fixpoint`` rule makes it the only answer, else None."""
         if not self.rules.fixpoint or fixpoint_premise(self.view):
             return None
-        return current_assignment(self.view)
+        # labels do not count (properties/common.py, "Labels"): the premise found no extra copy,
+        # so every replica going in is one of the standbys, and the solver writes it as one
+        current = current_assignment(self.view)
+        return Assignment(
+            members={m: MemberAssignment(active=a.active, standby=a.standby + a.warmup) for m, a in current.members},
+            probing_rebalance=False,
+        )
 
 
 @dataclass(frozen=True)
@@ -256,7 +263,7 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
                 out.append(Violation(f"no-colocation[{t}@{m}]", f"{m} holds task {t} {_times(len(by_member[m]))} ({_say(by_member[m])}): no-colocation", (t,), (m,)))
     for task in view.tasks:
         t, by_member = task.id, held[task.id]
-        standbys = sorted_ids(m for m, h in by_member.items() if "standby" in h and "active" not in h)
+        standbys = sorted_ids(m for m, h in by_member.items() if ("standby" in h or "warmup" in h) and "active" not in h)
         replicas = sorted_ids(m for m, h in by_member.items() if "standby" in h or "warmup" in h)
         if not task.stateful and replicas:
             out.append(Violation(f"standby-count[{t}]", f"stateless task {t} has replicas on {_say(replicas)}, but a stateless task has no state to keep: standby-count", (t,), replicas))
@@ -280,7 +287,7 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         for m in sorted_ids(by_member):
             if not facts.may_hold(t, m):
                 out.append(Violation(f"leaving[{t}@{m}]", f"{m} is leaving and did not hold task {t}, yet gets it: leaving", (t,), (m,)))
-    if facts.fixpoint_current is not None and not (assignment.same_layout(facts.fixpoint_current) and not assignment.probing_rebalance):
+    if facts.fixpoint_current is not None and not (same_copies(assignment, facts.fixpoint_current) and not assignment.probing_rebalance):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged with no probing rebalance: fixpoint"))
     if rs.probing:
         balanced = is_balanced(view, assignment)

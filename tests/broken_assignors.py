@@ -203,7 +203,7 @@ def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task
     return (
         pair(lambda a: len(a.active))
         and pair(lambda a: sum(1 for t in a.active if subtopology_of(t) == sub))
-        and pair(lambda a: len(a.active) + len(a.standby))
+        and pair(lambda a: len(a.copies))
         and (k.active_within_one or not m.active_within_one)
         and (k.subtopology_within_one or not m.subtopology_within_one)
         and (k.copies_within_one or not m.copies_within_one)

@@ -175,17 +175,18 @@ def test_standby_count_members_minus_one_cap():
 def test_standby_count_what_does_not_count():
     view = view_of(["0_0", "~1_0"], [{"id": "I1"}, {"id": "I2"}], num_standby_replicas=1)
     assert standby_count(view, answer(I1="0_0 +0_0 1_0")).violated  # next to its active
-    assert standby_count(view, answer(I1="0_0 1_0", I2="~0_0")).violated  # a warmup is not a standby
+    assert standby_count(view, answer(I1="0_0 1_0", I2="~0_0")).holds  # a standby by count, whatever its label
     assert standby_count(view, answer(I1="0_0 1_0", I2="+0_0")).holds  # stateless tasks need none
 
 
 def test_standby_count_learner_reading_counts_learners():
-    """KIP-429 turns a matching standby into the learner; KIP-441 warmups do not count."""
+    """KIP-429 turns a matching standby into the learner; under ha a warmup-labelled copy is a standby by count."""
     view = view_of(["0_0"], [{"id": "I1"}, {"id": "I2"}], num_standby_replicas=1)
     learning = answer(I1="0_0", I2="~0_0")
     verdicts = {r: {v.property: v for v in check_assignment(view, learning, rules=r)} for r in ("learner", "ha")}
-    assert verdicts["learner"]["standby-count"].holds
-    assert verdicts["ha"]["standby-count"].message == "task 0_0 has 0 standbys, needs 1"
+    assert verdicts["learner"]["standby-count"].holds and verdicts["ha"]["standby-count"].holds
+    assert verdicts["learner"]["standby-count"].message == "each stateful task has at least 1 standby or learner"
+    assert check_assignment(view, answer(I1="0_0", I2=""), rules="ha")[3].message == "task 0_0 has 0 standbys, needs 1"
     assert standby_count_learners(view, answer(I1="0_0 ~0_0")).message == "task 0_0 has 0 standbys or learners, needs 1"
 
 
@@ -225,6 +226,17 @@ def test_fixpoint_holds_when_the_settled_layout_comes_back():
     assert fixpoint_premise(view) == ()
     v = fixpoint(view, answer(I1="0_0 1_0 +0_1", I2="0_1 +0_0"))
     assert v.holds and v.measure == {"premise": True}
+    assert fixpoint(view, answer(I1="0_0 1_0 ~0_1", I2="0_1 +0_0")).holds  # a relabelled standby is no change
+
+
+def test_fixpoint_labels_do_not_matter_going_in():
+    """A warmup within the standby allowance is a standby: the premise holds and the layout must stay."""
+    warm = [dict(SETTLED[0], standby=(), warmup=("0_1",)), SETTLED[1]]
+    view = view_of(["0_0", "0_1", "~1_0"], warm, num_standby_replicas=1)
+    assert fixpoint_premise(view) == ()
+    assert fixpoint(view, answer(I1="0_0 1_0 +0_1", I2="0_1 +0_0")).holds
+    v = fixpoint(view, answer(I1="0_0 1_0", I2="0_1 +0_0"))
+    assert v.violated and "I1 loses warmup 0_1" in v.message
 
 
 def test_fixpoint_violations_name_the_changes():
@@ -240,7 +252,8 @@ def test_fixpoint_violations_name_the_changes():
     "change, reason",
     [
         (lambda m: m[1].update(leaving=True), "I2 is leaving"),
-        (lambda m: m[1].update(warmup=("1_0",)), "I2 holds warmups"),
+        (lambda m: m[1].update(warmup=("1_0",)), "stateless 1_0 has copies beyond the active"),
+        (lambda m: m[1].update(standby=("1_0",)), "stateless 1_0 has copies beyond the active"),
         (lambda m: m[0].update(lags={"0_0": 20000}), "active 0_0 on I1 is not caught up (lag 20000)"),
         (lambda m: m[0].update(active=("0_0",)), "not valid: task 1_0 has no active copy"),
         (lambda m: m[1].update(standby=()), "not valid: task 0_0 has 0 standbys, needs 1"),

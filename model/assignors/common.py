@@ -208,7 +208,8 @@ def place_standbys(
     Notes
     -----
     Tasks are taken in id order; for each, candidates are ordered by: not a last resort,
-    a current standby holder, KIP-441 rank on the task (so a previous owner that just
+    a current standby holder (a ``warmup`` going in is one too: labels do not count, Kafka's
+    warmups are standbys), KIP-441 rank on the task (so a previous owner that just
     handed the task over, lag 0, comes early: seed 001 "Assign standby tasks ... to
     previous active task owners"), copies per thread so far, id. Stateless tasks get none.
     """
@@ -224,7 +225,7 @@ def place_standbys(
             candidates,
             key=lambda m: (
                 m in last,
-                task not in view.member(m).standby,
+                task not in view.member(m).standby and task not in view.member(m).warmup,
                 rank(view, m, task),
                 load[m] * weight[m],
             ),

@@ -82,9 +82,21 @@ def is_settled(view: RebalanceInput, assignment: Assignment) -> bool:
 
 
 def current_if_settled(view: RebalanceInput) -> Assignment | None:
-    """The current assignment (actives and standbys, no warmups) when it is settled, else None."""
+    """The current assignment (actives and standbys, warmups dropped) when it is settled, else None.
+
+    Labels do not count (Kafka's warmups are standbys): when the standbys alone are not the
+    right number, the current replicas in both roles are tried as the standbys, so a layout
+    whose only replica of a task is labelled ``warmup`` is settled exactly when the same layout
+    labelled ``standby`` is (and comes back with it as a standby).
+    """
     current = Assignment(
         members={m.id: MemberAssignment(active=m.active, standby=m.standby) for m in view.members},
         probing_rebalance=False,
     )
-    return current if is_settled(view, current) else None
+    if is_settled(view, current):
+        return current
+    replicas = Assignment(
+        members={m.id: MemberAssignment(active=m.active, standby=m.standby + m.warmup) for m in view.members},
+        probing_rebalance=False,
+    )
+    return replicas if is_settled(view, replicas) else None
