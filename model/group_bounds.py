@@ -183,4 +183,8 @@ def load_scenario(path: str | Path) -> dict:
                 f"unknown key '{key}' in scenario '{path}'; the keys are {', '.join(sorted(allowed))}",
                 where=str(path),
             )
+    for key in ("protocol", "assignor"):
+        if key in data and (not isinstance(data[key], str) or not data[key].strip()):
+            raise InputError(f"{key} must be a name in quotes, e.g. {key} = \"{'cooperative' if key == 'protocol' else 'ha'}\"",
+                             where=f"scenario '{path}'")
     return data
