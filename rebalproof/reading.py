@@ -57,6 +57,7 @@ __all__ = [
     "read_bytes",
     "read_json_file",
     "read_toml_file",
+    "schema_problem",
 ]
 
 MAX_DEPTH = 64
@@ -354,3 +355,79 @@ def read_toml_file(path: str | os.PathLike, *, what: str = "file", missing: str 
     """The TOML table in the file at ``path`` (see :func:`parse_toml`)."""
     data = read_bytes(path, what=what, limit=MAX_TOML_BYTES, missing=missing)
     return parse_toml(data, where=f"{what} '{path}'")
+
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def schema_problem(value, schema: dict, path: str = "") -> str | None:
+    """The first place where ``value`` breaks ``schema``, as ``"<path>: <problem>"``; None if it fits.
+
+    The subset of JSON Schema that rebalproof's own schemas use (``type``, ``const``, ``enum``,
+    ``required``, ``properties``, ``additionalProperties``, ``items``, ``minItems``,
+    ``minimum``, ``anyOf``, ``allOf`` with ``if``/``then``), iteratively over the document's
+    depth-limited nesting.
+    """
+    here = path or "the top level"
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_TYPES[k](value) for k in kinds):
+            return f"{here}: must be {' or '.join(kinds)}, got {_json_kind(value)}"
+    if "const" in schema and value != schema["const"]:
+        return f"{here}: must be {json.dumps(schema['const'])}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{here}: must be one of {', '.join(json.dumps(e) for e in schema['enum'])}, got {_short_json(value)}"
+    if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
+        return f"{here}: must be at least {schema['minimum']}, got {value}"
+    if "anyOf" in schema and all(schema_problem(value, s, path) for s in schema["anyOf"]):
+        return schema_problem(value, schema["anyOf"][0], path)
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f'{here}: missing "{key}"'
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in properties:
+                problem = schema_problem(item, properties[key], _path(path, key))
+            elif extra is False:
+                problem = f"{here}: unknown field '{key}'; the fields are {', '.join(properties)}"
+            elif isinstance(extra, dict):
+                problem = schema_problem(item, extra, _path(path, key))
+            else:
+                problem = None
+            if problem:
+                return problem
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            return f"{here}: needs at least {schema['minItems']} item(s)"
+        items = schema.get("items")
+        if items is not None:
+            for i, item in enumerate(value):
+                problem = schema_problem(item, items, _path(path, i))
+                if problem:
+                    return problem
+    for rule in schema.get("allOf", ()):
+        if "if" in rule and schema_problem(value, rule["if"], path) is None:
+            problem = schema_problem(value, rule["then"], path)
+            if problem:
+                return problem
+    return None
+
+
+def _json_kind(value) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
+def _short_json(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."

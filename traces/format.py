@@ -38,8 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rebalproof.errors import InputError
-from rebalproof.model.codec import encode_assignment, encode_input, write_json_atomic
+from rebalproof.model.codec import decode_assignment, decode_input, encode_assignment, encode_input, write_json_atomic
 from rebalproof.model.group_state import LAG_CLASSES, Action, GroupState, MemberState
+from rebalproof.reading import schema_problem
 
 __all__ = [
     "FORMAT",
@@ -268,12 +269,64 @@ class Trace:
         return tuple(s.action for s in self.steps[1:] if s.action is not None)
 
 
+#: The fields each action kind names (what the model and the renderers read).
+_ACTION_NEEDS = {
+    "rebalance": (), "probe": (), "deliver": ("member",), "rejoin": ("member",), "timeout": ("member",),
+    "join": ("member",), "leave": ("member",), "crash": ("member",), "mark-leaving": ("member",),
+    "restore": ("member", "task"), "age": ("member", "task"), "cleanup": ("member", "task"),
+}
+
+
+def _check_step(action: Action | None, state: GroupState, before: GroupState | None, tasks: dict,
+                rebalance: dict | None, *, first: bool) -> None:
+    """What a schema cannot say: ids name the trace's tasks and members, and a step's action fits
+    the state before it (a trace whose steps do not fit together is not one rebalproof wrote)."""
+    ids = [m.id for m in state.members]
+    if len(set(ids)) != len(ids):
+        raise InputError("a member appears twice", where="state.members")
+    for m in state.members:
+        for task in (*m.active, *m.standby, *m.warmup, *(t for t, _ in m.lags)):
+            if task not in tasks:
+                raise InputError(f"member {m.id} names task '{task}', which is not among the trace's tasks", where="state")
+    for member, *roles in state.pending:
+        for task in (t for role in roles for t in role):
+            if task not in tasks:
+                raise InputError(f"the assignment pending for {member} names task '{task}', not among the trace's tasks", where="state.pending")
+    if first != (action is None):
+        raise InputError('the first step, and only it, has the action {"kind": "init"}', where="action")
+    if action is None:
+        return
+    if action.kind not in _ACTION_NEEDS:
+        raise InputError(f"unknown action kind {action.kind!r}; the kinds are {', '.join(_ACTION_NEEDS)}", where="action")
+    for name in _ACTION_NEEDS[action.kind]:
+        value = getattr(action, name)
+        if not isinstance(value, str) or not value:
+            raise InputError(f'a {action.kind} action names its "{name}"', where="action")
+    if action.task is not None and action.task not in tasks:
+        raise InputError(f"task '{action.task}' is not among the trace's tasks", where="action.task")
+    present = {m.id for m in before.members}
+    if action.kind == "join":
+        if action.member in present or action.member not in ids:
+            raise InputError(f"{action.member} joins, so it is a member after the step and not before", where="action")
+    elif action.member is not None and action.member not in present:
+        raise InputError(f"{action.member} is not a member in the state before this {action.kind}", where="action")
+    if not isinstance(action.choice, int) or isinstance(action.choice, bool) or action.choice < 0:
+        raise InputError("choice must be a whole number of at least 0", where="action.choice")
+    if rebalance is not None:
+        view = decode_input(rebalance.get("input"))
+        if rebalance.get("assignment") is not None:
+            decode_assignment(rebalance["assignment"], view)
+
+
 def decode_trace(obj: dict) -> Trace:
     """A :class:`Trace` from its JSON object; an :class:`InputError` saying what is wrong otherwise."""
     if not isinstance(obj, dict):
         raise InputError("a trace is a JSON object")
     if obj.get("format") != FORMAT:
         raise InputError(f'not a rebalproof trace: "format" must be "{FORMAT}"', where="format")
+    problem = schema_problem(obj, TRACE_SCHEMA)
+    if problem:
+        raise InputError(f"not a trace of format {FORMAT}: {problem}; see 'Traces' in docs/DESIGN.md")
     for key in TRACE_SCHEMA["required"]:
         if key not in obj:
             raise InputError(f'missing "{key}"', where="trace")
@@ -286,6 +339,8 @@ def decode_trace(obj: dict) -> Trace:
     if obj["kind"] == "lasso" and "cycle_start" not in obj:
         raise InputError('a lasso needs "cycle_start"', where="trace")
     order = {t["id"]: i for i, t in enumerate(obj["tasks"])}
+    if len(order) != len(obj["tasks"]):
+        raise InputError("a task id appears twice", where="tasks")
     steps = []
     for i, raw in enumerate(obj["steps"]):
         if not isinstance(raw, dict) or not isinstance(raw.get("action"), dict) or "state" not in raw:
@@ -293,6 +348,7 @@ def decode_trace(obj: dict) -> Trace:
         try:
             action = None if raw["action"].get("kind") == "init" else decode_action(raw["action"])
             state = decode_state(raw["state"], task_order=order)
+            _check_step(action, state, steps[-1].state if steps else None, order, raw.get("rebalance"), first=not steps)
         except InputError as exc:
             raise InputError(str(exc), where=f"steps[{i}]") from None
         steps.append(
