@@ -67,7 +67,7 @@ SCENARIO = {"protocol": "eager", "assignor": "sticky", "instances": 2, "initial"
             "partitions": 1, "standbys": 0}
 
 # Enough cases per reader to be thousands in `make test`, within ~60 s for the whole file unloaded.
-EXAMPLES = {"input": 2000, "answer": 2000, "trace": 1000, "corpus": 1500, "suite": 1000, "scenario": 1000, "exec answer": 3000}
+EXAMPLES = {"input": 2000, "answer": 2000, "trace": 1500, "corpus": 1500, "suite": 1500, "scenario": 1500, "exec answer": 3000}
 def fuzz(reader: str) -> settings:
     """The loaded profile (derandomized in CI) with this reader's number of cases."""
     return settings(max_examples=EXAMPLES[reader], deadline=None,

@@ -124,7 +124,14 @@ TRACE_SCHEMA = {
         "protocol": {"type": "string"},
         "assignor": {"type": "string"},
         "config": {"type": "object"},
-        "tasks": {"type": "array", "items": {"type": "object", "required": ["id", "stateful"]}},
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "stateful"],
+                "properties": {"id": {"type": "string"}, "stateful": {"type": "boolean"}},
+            },
+        },
         "bounds": {"type": "object"},
         "property": {"type": "string"},
         "kind": {"enum": list(KINDS)},
