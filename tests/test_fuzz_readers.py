@@ -52,7 +52,9 @@ SETTLED = read_json(ROOT / "examples" / "inputs" / "settled.json")
 INPUTS = {p.stem: read_json(p) for p in sorted((ROOT / "examples" / "inputs").glob("*.json"))}
 ANSWERS = {p.stem: read_json(p) for p in sorted((ROOT / "examples" / "answers").glob("*-settled.json"))}
 TRACES = {p.stem: read_json(p) for p in (ROOT / "traces" / "seeds" / "kip429-leader-crash-before-scaling.json",)}
-RECORDS = [json.loads(line) for line in (ROOT / "examples" / "corpus" / "rotating.jsonl").read_text().splitlines()[:3]]
+#: Three records of each example corpus: the ha assignor's hold, the rotating one's violate.
+CORPORA = {name: [json.loads(line) for line in (ROOT / "examples" / "corpus" / f"{name}.jsonl").read_text().splitlines()[:3]]
+           for name in ("ha", "rotating")}
 SUITE = {
     "suite": {"name": "fuzz", "description": "one small check"},
     "check": [{
@@ -204,7 +206,7 @@ def test_fuzz_trace(workdir, case):
 @st.composite
 def corpus_cases(draw):
     """A mutated corpus: one record mutated, lines dropped or repeated or blank, bytes spliced, gzipped."""
-    records = list(RECORDS)
+    records = list(CORPORA[draw(st.sampled_from(sorted(CORPORA)))])
     index = draw(st.integers(0, len(records) - 1))
     record_case = draw(json_cases({"record": records[index]}))
     lines = [json.dumps(r).encode() for r in records]
@@ -314,7 +316,7 @@ def test_the_issues_cases_are_one_line_and_exit_2_from_every_command(tmp_path, c
     data = _bytes(HOSTILE_JSON[case](SETTLED))
     answer = _bytes(HOSTILE_JSON[case](ANSWERS["ha-settled"]))
     trace = _bytes(HOSTILE_JSON[case](TRACES["kip429-leader-crash-before-scaling"]))
-    record = {"input": SETTLED, "output": ANSWERS["ha-settled"]}
+    record = {"input": SETTLED, "output": ANSWERS["ha-settled"]}  # a record of the corpus contract
     files = {"in.json": data, "out.json": answer, "trace.json": trace, "corpus.jsonl": _bytes(HOSTILE_JSON[case](record)) + b"\n"}
     for name, content in files.items():
         (tmp_path / name).write_bytes(content)
