@@ -31,7 +31,7 @@ from typing import Iterator
 
 from rebalproof.errors import InputError
 from rebalproof.model.names import id_key
-from rebalproof.reading import MAX_JSON_BYTES
+from rebalproof import reading
 
 __all__ = ["Entry", "entries", "is_local"]
 
@@ -111,7 +111,7 @@ def _split(handle, path: Path, kind: str) -> Iterator[Entry]:
     while True:
         number += 1
         try:
-            data = handle.readline(MAX_JSON_BYTES + 1)
+            data = handle.readline(reading.MAX_JSON_BYTES + 1)
         except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
             yield Entry(number=number, where=f"line {number}",
                         problem=f"the {kind}file cannot be read on from here ({_reason(exc)}); is it truncated or corrupt?")
@@ -120,9 +120,9 @@ def _split(handle, path: Path, kind: str) -> Iterator[Entry]:
             return
         start = offset
         offset += len(data)
-        if len(data) > MAX_JSON_BYTES and not data.endswith(b"\n"):
+        if len(data) > reading.MAX_JSON_BYTES and not data.endswith(b"\n"):
             yield Entry(number=number, where=f"line {number}",
-                        problem=f"longer than the limit of {MAX_JSON_BYTES:,} bytes for one record; one record per line")
+                        problem=f"longer than the limit of {reading.MAX_JSON_BYTES:,} bytes for one record; one record per line")
             for rest in iter(lambda: handle.readline(_CHUNK), b""):  # skip the rest of that line
                 offset += len(rest)
                 if rest.endswith(b"\n"):
@@ -149,7 +149,7 @@ def _directory(path: Path) -> Iterator[Entry]:
         where = f"file '{name}'"
         try:
             with (path / name).open("rb") as handle:
-                data = handle.read(MAX_JSON_BYTES + 1)
+                data = handle.read(reading.MAX_JSON_BYTES + 1)
         except OSError as exc:
             yield Entry(number=number, where=where, label=name, problem=f"cannot be read: {exc.strerror or exc}")
             continue

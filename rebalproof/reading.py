@@ -243,7 +243,7 @@ def parse_json(data: str | bytes, *, where: str, offset: int = 0):
     """
     if len(data) > MAX_JSON_BYTES:
         raise InputError(
-            f"{where}: {len(data):,} bytes, over the limit of {MAX_JSON_BYTES:,} for one JSON document; "
+            f"{where}: over the limit of {MAX_JSON_BYTES:,} bytes for one JSON document; "
             "is this the right file? (a corpus holds one record per line)"
         )
     text = decode_utf8(data, where=where, offset=offset) if isinstance(data, bytes) else data.removeprefix("\ufeff")
@@ -296,7 +296,7 @@ def parse_toml(data: bytes, *, where: str) -> dict:
     here, as are integers outside [-2^63, 2^63 - 1] (the TOML spec's own range).
     """
     if len(data) > MAX_TOML_BYTES:
-        raise InputError(f"{where}: {len(data):,} bytes, over the limit of {MAX_TOML_BYTES:,} for a TOML file; it holds bounds, not data")
+        raise InputError(f"{where}: over the limit of {MAX_TOML_BYTES:,} bytes for a TOML file; it holds bounds, not data")
     text = decode_utf8(data, where=where)
     structure = _blank(text, _TOML_SKIP)
     _check_depth(text, _TOML_SKIP, where, structure)
@@ -347,7 +347,7 @@ def read_bytes(path: str | os.PathLike, *, what: str, limit: int, missing: str =
 
 def read_json_file(path: str | os.PathLike, *, what: str = "file"):
     """The JSON document in the file at ``path`` (see :func:`parse_json`)."""
-    data = read_bytes(path, what=what, limit=MAX_JSON_BYTES)
+    data = read_bytes(path, what=what, limit=MAX_JSON_BYTES)  # read no further than the limit
     return parse_json(data, where=f"{what} '{path}'")
 
 

@@ -383,3 +383,20 @@ def test_the_fuzzer_makes_what_it_says():
     from fuzzing import dump_json
 
     assert dump_json(Pairs([("a", 1), ("a", 2)])) == '{"a": 1, "a": 2}'
+
+
+def test_the_size_limits_name_the_file_and_read_no_further(tmp_path, monkeypatch):
+    monkeypatch.setattr(reading, "MAX_JSON_BYTES", 1000)
+    monkeypatch.setattr(reading, "MAX_TOML_BYTES", 100)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(SETTLED) + " " * 5000)
+    code, _, err = run("oracle", str(big), str(big))
+    assert code == 2 and "over the limit of 1,000 bytes for one JSON document" in err
+    corpus = tmp_path / "big.jsonl"
+    corpus.write_text('{"input": {}, "output": {}}\n' + json.dumps({"input": SETTLED, "output": ANSWERS["ha-settled"]}) + "\n")
+    code, _, err = run("oracle", "--corpus", str(corpus))
+    assert code == 2 and "line 2: longer than the limit of 1,000 bytes for one record" in err
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("instances = 2\n" + "# comment\n" * 20)
+    code, _, err = run("check", "--scenario", str(scenario))
+    assert code == 2 and "over the limit of 100 bytes for a TOML file" in err
