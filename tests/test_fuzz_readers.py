@@ -393,7 +393,7 @@ def test_the_size_limits_name_the_file_and_read_no_further(tmp_path, monkeypatch
     code, _, err = run("oracle", str(big), str(big))
     assert code == 2 and "over the limit of 1,000 bytes for one JSON document" in err
     corpus = tmp_path / "big.jsonl"
-    corpus.write_text('{"input": {}, "output": {}}\n' + json.dumps({"input": SETTLED, "output": ANSWERS["ha-settled"]}) + "\n")
+    corpus.write_text("\n" + json.dumps({"input": SETTLED, "output": ANSWERS["ha-settled"], "note": "x" * 2000}) + "\n")
     code, _, err = run("oracle", "--corpus", str(corpus))
     assert code == 2 and "line 2: longer than the limit of 1,000 bytes for one record" in err
     scenario = tmp_path / "s.toml"
