@@ -11,6 +11,7 @@ and replays step by step through the model.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -21,6 +22,7 @@ from rebalproof.model.group_assignor import resolve_for_model
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import parse_protocol
+from rebalproof.properties.run_justification import JUSTIFICATIONS
 from rebalproof.properties.run_check import check_model
 from rebalproof.traces.format import decode_trace
 
@@ -65,7 +67,19 @@ def replay(model: GroupModel, trace) -> bool:
     return True
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
+#: Rows marked ``slow = true`` (calibration rows of more than ~60 s each) replay only when asked.
+RUN_SLOW = os.environ.get("REBALPROOF_SLOW") == "1"
+
+
+def _param(row: dict):
+    marks = []
+    if row.get("slow"):
+        marks.append(pytest.mark.skipif(
+            not RUN_SLOW, reason=f"{row['name']}: {row['states']:,} states, slow (REBALPROOF_SLOW=1 replays it)"))
+    return pytest.param(row, id=row["name"], marks=marks)
+
+
+@pytest.mark.parametrize("row", [_param(r) for r in ROWS])
 def test_manifest_row(row):
     result, replays = run_row(row)
     exp = result.exploration
@@ -91,6 +105,67 @@ def test_manifest_row(row):
 def test_manifest_names_are_unique():
     names = [r["name"] for r in ROWS]
     assert len(names) == len(set(names))
+
+
+def test_every_reference_pairing_is_calibrated_at_every_tier():
+    """#10 item 6: each built-in reference pairing, complete, at the default bounds and at each
+    wider tier, every property it promises pinned (``tier`` rows)."""
+    tiers = {}
+    for row in ROWS:
+        if "tier" in row:
+            tiers.setdefault(row["pair"], {})[row["tier"]] = row
+    assert set(tiers) == set(REFERENCE_PAIRS)
+    for pair in REFERENCE_PAIRS:
+        rows = tiers[pair]
+        assert set(rows) | {t for p, t in UNPINNED if p == pair} == set(TIERS), (pair, sorted(set(TIERS) - set(rows)))
+        for tier, row in rows.items():
+            assert (pair, tier) not in UNPINNED
+            assert dict(row.get("bounds", {})) == TIERS[tier], (pair, tier)
+            assert row["protocol"] == REFERENCE_PAIRS[pair][0] and row["assignor"] == REFERENCE_PAIRS[pair][1]
+            assert set(row["verdicts"]) >= set(JUSTIFICATIONS), (pair, tier)  # every property pinned
+            assert "violated" not in row["verdicts"].values() and "inconclusive" not in row["verdicts"].values()
+
+
+#: The built-in reference pairings of the default suite (pipeline/default_suite.toml), as (protocol, assignor).
+REFERENCE_PAIRS = {
+    "eager+sticky": ("eager", "sticky"),
+    "cooperative+sticky": ("cooperative", "sticky"),
+    "cooperative+ha": ("cooperative", "ha"),
+    "learner+learner-v2": ("learner", "learner"),
+    "learner-partial+learner-v3": ("learner:partial_rebalance=true", "learner"),
+    "learner+learner-v4": ("learner", "learner:imbalance=0.2"),
+    "learner-timeout+learner-v2": ("learner:scale_down_timeout=true", "learner"),
+    "cooperative+round-robin": ("cooperative", "round-robin"),
+}
+#: Calibrations not pinned yet, with why: exploration not finished on the shared machine.
+UNPINNED: dict[tuple[str, str], str] = {
+    ("learner+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v2", "standbys2"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v2", "events3"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v2", "instances4"): "exploration not finished on the shared machine in time",
+    ("learner-partial+learner-v3", "partitions3"): "exploration not finished on the shared machine in time",
+    ("learner-partial+learner-v3", "events3"): "exploration not finished on the shared machine in time",
+    ("learner-partial+learner-v3", "instances4"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v4", "partitions3"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v4", "events3"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v4", "instances4"): "exploration not finished on the shared machine in time",
+    ("learner-timeout+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
+    ("learner-timeout+learner-v2", "events3"): "exploration not finished on the shared machine in time",
+    ("learner-timeout+learner-v2", "instances4"): "exploration not finished on the shared machine in time",
+}
+#: The calibration tiers: the default bounds, and each wider bound separately.
+TIERS = {
+    "default": {},
+    "partitions3": {"partitions": 3},
+    "standbys0": {"standbys": 0},
+    # with --initial 3 of the default 3 instances nobody can join: 49 states, and ha's witnesses
+    # (task-moves, warmup-assigned, warmup-promoted, probing-rebalance) never happen; a 4th instance
+    # makes the tier exercise what it widens
+    "standbys2": {"standbys": 2, "initial": 3, "instances": 4},
+    "events3": {"events": 3},
+    "stateless2": {"stateless": 2},
+    "instances4": {"instances": 4},
+}
 
 
 if __name__ == "__main__":  # print the actual figures of every row
