@@ -298,6 +298,9 @@ HOSTILE_JSON = {
     "NaN": lambda doc: _splice(doc, "config", '{"acceptable_recovery_lag": NaN}'),
     "Infinity": lambda doc: _splice(doc, "config", '{"max_warmup_replicas": Infinity}'),
     "invalid UTF-8": lambda doc: _splice(doc, "note", '"caf\udce9"'),  # Latin-1 'é': the byte 0xe9
+    "lone surrogate": lambda doc: _splice(doc, "note", '"\\ud800"'),
+    "empty document": lambda doc: " \n",
+    "UTF-16": lambda doc: json.dumps(doc).encode("utf-16"),
 }
 
 
@@ -307,8 +310,8 @@ def _splice(doc: dict, key: str, text: str) -> str:
     return '{"%s": %s, %s' % (key, text, json.dumps(rest)[1:])
 
 
-def _bytes(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
+def _bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
