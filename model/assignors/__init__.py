@@ -45,9 +45,8 @@ def register(info: AssignorInfo) -> AssignorInfo:
 
 
 def _load_builtins() -> None:
-    # Importing the modules registers them; kept lazy so that this package imports fast.
-    if _REGISTRY:
-        return
+    # Importing the modules registers them; kept lazy so that this package imports fast. Not
+    # "if _REGISTRY": importing one module first (``assignors.ha``) registers only that one.
     from rebalproof.model.assignors import eager, ha, learner, sticky  # noqa: F401
 
 
