@@ -1,0 +1,91 @@
+"""The mutation suite (issue #10 item 7): each wrong assignor of ``tests/mutants.py`` is caught.
+
+For every mutant, ``check`` at the bounds :data:`tests.mutants.MUTANTS` gives it must exit 1 with
+the mutant's property violated and a shortest counterexample that replays; the correct
+assignors (``examples/ha_assignor.py`` as ``py:``, the built-in ``ha``) must exit 0 at the same
+bounds. ``python tests/test_mutants.py`` prints the README's table (states and seconds).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from rebalproof.model.group_assignor import resolve_for_model
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_protocol import parse_protocol
+from rebalproof.properties.run_check import check_model
+from rebalproof.traces.replay import replay
+
+from conftest import ROOT
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # py:tests.mutants:... and py:examples.ha_assignor:... import from the root
+
+from tests.mutants import MUTANTS  # noqa: E402
+
+CORRECT = ("py:examples.ha_assignor:assign", "ha")
+
+#: Steps of each mutant's shortest counterexample (BFS): a change here is a change of the model.
+STEPS = {
+    "owner_blind": 2, "kafka_13600": 5, "standby_as_warmup": 2, "task_twice": 2, "probe_forever": 2,
+    "ping_pong": 9, "stateless_swap": 9, "one_standby_at_most": 2, "two_members_only": 2,
+    "stateless_piled": 6, "standbys_from_memory": 3, "warmups_unbounded": 2,
+}
+
+
+def run(spec: str, bounds: dict):
+    with resolve_for_model(spec) as resolved:
+        return check_model(protocol=parse_protocol("cooperative"), assignor=resolved.assignor, assignor_name=resolved.name,
+                           rules="ha", bounds=Bounds(**bounds), symmetry=False)
+
+
+def test_ten_mutants_or_more_one_bug_each():
+    assert len(MUTANTS) >= 10 and len({m.name for m in MUTANTS}) == len(MUTANTS)
+    assert set(STEPS) == {m.name for m in MUTANTS}
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_the_mutant_is_caught_with_its_property_and_a_shortest_trace(mutant):
+    result = run(f"py:tests.mutants:{mutant.name}", mutant.bounds)
+    assert result.exploration.complete
+    assert result.exit_code() == 1
+    verdict = result.result(mutant.property).verdict
+    assert verdict.status.value == "violated", f"{mutant.name}: {mutant.property} {verdict.status}: {verdict.message}"
+    trace = result.traces[mutant.property]
+    assert trace["kind"] == "safety" and len(trace["steps"]) - 1 == STEPS[mutant.name]
+    claim = replay(trace).claim
+    assert claim is not None and claim.status == "confirmed", claim
+
+
+BOUNDS = sorted({tuple(sorted(m.bounds.items())) for m in MUTANTS})
+
+
+@pytest.mark.parametrize("spec", CORRECT)
+@pytest.mark.parametrize("bounds", BOUNDS, ids=[",".join(f"{k}={v}" for k, v in b) or "default" for b in BOUNDS])
+def test_the_correct_assignors_pass_at_the_same_bounds(spec, bounds):
+    result = run(spec, dict(bounds))
+    assert result.exploration.complete
+    assert result.exit_code() == 0, [(r.property.name, r.verdict.message) for r in result.violated]
+
+
+def _flags(bounds: dict) -> str:
+    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(bounds.items()))
+
+
+if __name__ == "__main__":  # the README table
+    print("| mutant | bug | property named | bounds | states | steps | seconds |")
+    print("|---|---|---|---|---|---|---|")
+    for m in MUTANTS:
+        started = time.perf_counter()
+        result = run(f"py:tests.mutants:{m.name}", m.bounds)
+        seconds = time.perf_counter() - started
+        steps = len(result.traces[m.property]["steps"]) - 1 if m.property in result.traces else "-"
+        print(f"| `{m.name}` | {m.bug} | `{m.property}` | `{_flags(m.bounds)}` | {result.exploration.states:,} | {steps} | {seconds:.1f} |")
+    for spec in CORRECT:
+        for b in BOUNDS:
+            started = time.perf_counter()
+            result = run(spec, dict(b))
+            print(f"| {spec} | - | exit {result.exit_code()} | `{_flags(dict(b))}` | {result.exploration.states:,} | - | {time.perf_counter() - started:.1f} |")
