@@ -67,11 +67,14 @@ def kafka_13600(request: dict) -> dict:
 
 
 def standby_as_warmup(request: dict) -> dict:
-    """The required standbys are sent in the warmup list (a label mix-up)."""
+    """The required standbys are sent in the warmup list (a label mix-up), and, as for any
+    warmup out, a probing rebalance is asked for: the assignor never considers itself done.
+    (The labels alone change no verdict: a copy beyond the active counts by number.)"""
     answer = correct(request)
     for roles in answer["assignment"].values():
         roles["warmup"] = sorted(set(roles["warmup"]) | set(roles["standby"]), key=id_key)
         roles["standby"] = []
+    answer["probing_rebalance"] = any(roles["warmup"] for roles in answer["assignment"].values())
     return answer
 
 
@@ -198,6 +201,7 @@ class Mutant:
     property: str
     bounds: dict
     why_bounds: str
+    hides_at: dict | None = None  # smaller bounds at which ``property`` holds: the bounds matter
 
 
 _BASE = dict(events=1)  # 3 instances (2 at the start), 2x2 stateful tasks, 1 standby: every witness happens
@@ -208,9 +212,9 @@ MUTANTS = (
     Mutant("kafka_13600", "a task nobody is caught up on is dealt by load (KAFKA-13600)", "caught-up-active",
            dict(_BASE, standbys=0, events=2),
            "--standbys 0: with a standby somebody is caught up and the bug hides (it passes the default bounds); "
-           "a leave, then a join while the new owner restores"),
-    Mutant("standby_as_warmup", "required standbys labelled warmup", "standby-count", _BASE,
-           "the first rebalance already needs a standby"),
+           "a leave, then a join while the new owner restores", hides_at=dict(_BASE, events=2)),
+    Mutant("standby_as_warmup", "required standbys labelled warmup, so it probes while they exist", "fixpoint", _BASE,
+           "a settled group with a standby is answered with a probe"),
     Mutant("task_twice", "the owner also warms up its own task", "no-colocation", _BASE,
            "any rebalance shows it"),
     Mutant("probe_forever", "probing rebalance always asked", "fixpoint", _BASE,
@@ -218,17 +222,18 @@ MUTANTS = (
     Mutant("ping_pong", "a stateless task bounces between two members", "stable", dict(_BASE, stateless=2),
            "needs a stateless task; with one the built-in ha makes no warmup, so its witnesses fail"),
     Mutant("stateless_swap", "two stateless tasks swapped in a settled group", "stable", dict(_BASE, stateless=2),
-           "needs two stateless tasks on different members"),
+           "needs two stateless tasks on different members", hides_at=dict(_BASE, stateless=1)),
     Mutant("one_standby_at_most", "num_standby_replicas capped at 1", "standby-count",
            dict(_BASE, instances=4, initial=3, standbys=2),
-           "--standbys 2 with three members or more: at --standbys 1 it is correct"),
+           "--standbys 2 with three members or more: at --standbys 1 it is correct",
+           hides_at=dict(_BASE, instances=4, initial=3)),
     Mutant("two_members_only", "plans over the first two members", "balanced", _BASE,
-           "a third member must join: with two members it is correct"),
+           "a third member must join: with two members it is correct", hides_at=dict(_BASE, instances=2)),
     Mutant("stateless_piled", "stateless tasks piled on one member", "balanced", dict(_BASE, stateless=2),
-           "two stateless tasks; with one or none it is correct"),
+           "two stateless tasks; with one or none it is correct", hides_at=dict(_BASE, stateless=1)),
     Mutant("standbys_from_memory", "standbys forgotten after a leader fail-over", "standby-count", dict(_BASE, events=2),
            "a join, then the leader's crash (with two members left a standby is still needed); smaller bounds "
-           "leave the correct assignors' warmup witnesses vacuous"),
+           "leave the correct assignors' warmup witnesses vacuous", hides_at=_BASE),
     Mutant("warmups_unbounded", "max_warmup_replicas ignored", "warmup-bound", dict(_BASE, max_warmups=1),
            "--max-warmups 1 and a join: the new member warms up two tasks"),
 )

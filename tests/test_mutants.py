@@ -44,6 +44,7 @@ def run(spec: str, bounds: dict):
 
 def test_ten_mutants_or_more_one_bug_each():
     assert len(MUTANTS) >= 10 and len({m.name for m in MUTANTS}) == len(MUTANTS)
+    assert len([m for m in MUTANTS if m.hides_at is not None]) >= 4  # bugs only some configurations show
     assert set(STEPS) == {m.name for m in MUTANTS}
 
 
@@ -58,6 +59,17 @@ def test_the_mutant_is_caught_with_its_property_and_a_shortest_trace(mutant):
     assert trace["kind"] == "safety" and len(trace["steps"]) - 1 == STEPS[mutant.name]
     claim = replay(trace).claim
     assert claim is not None and claim.status == "confirmed", claim
+
+
+HIDING = [m for m in MUTANTS if m.hides_at is not None]
+
+
+@pytest.mark.parametrize("mutant", HIDING, ids=[m.name for m in HIDING])
+def test_bugs_of_some_configurations_hide_at_smaller_bounds(mutant):
+    """Why the bounds matter: at ``hides_at`` the mutant's property holds (the bug needs more)."""
+    result = run(f"py:tests.mutants:{mutant.name}", mutant.hides_at)
+    assert result.exploration.complete
+    assert result.status(mutant.property).value == "holds", result.result(mutant.property).verdict.message
 
 
 BOUNDS = sorted({tuple(sorted(m.bounds.items())) for m in MUTANTS})
