@@ -1,6 +1,7 @@
 """Shared test set-up: the derandomized hypothesis profile for CI, and the repository root."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,30 @@ def pytest_terminal_summary(terminalreporter):
     for reader, outcome in latest.items():
         detail = ", ".join(f"{k} {v}" for k, v in sorted(outcome.items()) if k != "cases")
         terminalreporter.write_line(f"fuzzing: {reader}: {outcome['cases']} cases ({detail})")
+# -- running in parallel (make test: pytest -n 2 --dist loadgroup) -----------------------------
+# Each test process starts its own Spark driver (a JVM) the first time a test needs Spark, and
+# keeps it for the rest of the run (pipeline/session.py). So that the suite starts two at most,
+# the modules that use Spark are grouped: the heaviest module on its own (it is a third of the
+# suite's time), the others together; the rest is balanced freely between the workers. Tests
+# that share fixed paths outside tmp_path run in one process too. Without -n nothing changes.
+_SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
+_OWN_GROUP = {"test_pipeline_groupbfs.py": "spark-groupbfs", "test_examples.py": "examples"}
+
+
+def _group(path: Path) -> str | None:
+    if path.name in _OWN_GROUP:
+        return _OWN_GROUP[path.name]
+    return "spark" if _SPARK.search(path.read_text(encoding="utf-8")) else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist") or not getattr(config.option, "dist", "no") == "loadgroup":
+        return
+    groups: dict[Path, str | None] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in groups:
+            groups[path] = _group(path)
+        if groups[path] and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(groups[path]))

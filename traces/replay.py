@@ -302,7 +302,8 @@ def assignment_differences(recorded: Assignment, computed: Assignment) -> tuple[
             if getattr(x, role) != getattr(y, role):
                 out.append(f"{mid} {role}: {_ids(getattr(x, role))} in the trace, {_ids(getattr(y, role))} by the assignor")
     if recorded.probing_rebalance != computed.probing_rebalance:
-        out.append(f"probing_rebalance: {recorded.probing_rebalance} in the trace, {computed.probing_rebalance} by the assignor")
+        said = {True: "asked", False: "not asked"}
+        out.append(f"probing rebalance: {said[recorded.probing_rebalance]} in the trace, {said[computed.probing_rebalance]} by the assignor")
     return tuple(out)
 
 
