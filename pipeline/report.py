@@ -155,10 +155,12 @@ th{background:#f3f3f3;position:sticky;top:0}
 td.pass{background:#e8f5e9} td.finding{background:#fff3e0} td.bad{background:#ffebee;font-weight:bold}
 td.np{background:repeating-linear-gradient(135deg,#fafafa 0 6px,#f0f0f0 6px 12px);color:#777;font-style:italic}
 .badge{display:inline-block;font-size:11px;font-weight:normal;padding:0 4px;border-radius:3px;background:rgba(0,0,0,.08)}
-table.matrix{font-size:12px} table.matrix td{min-width:74px}
-table.matrix th.prop{position:sticky;left:0;z-index:1;background:#f3f3f3;white-space:nowrap}
-table.matrix th.check{vertical-align:bottom;padding:4px 2px}
-table.matrix th.check span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block}
+table.matrix{font-size:13px} table.matrix td{text-align:center;white-space:nowrap;padding:2px 4px}
+table.matrix .check{position:sticky;left:0;z-index:1;background:#f3f3f3;white-space:nowrap;text-align:left;font-weight:bold}
+table.matrix th.check{z-index:2}
+table.matrix th.prop{vertical-align:bottom;padding:4px 2px}
+table.matrix th.prop span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block}
+.legend .np{padding:0 4px}
 .summary span{display:inline-block;margin-right:18px}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
 details{margin:4px 0} .charts svg{display:block;margin:12px 0}
@@ -218,33 +220,32 @@ def _trace_links(check: dict, prop: str) -> str:
     return " trace: " + " ".join(links)
 
 
-#: What a matrix cell says, by the property's status (the outcome is said by the colour and a badge).
-_SHORT = {"holds": "holds", "violated": "violated", "inconclusive": "inconclusive", "not promised": "not promised"}
+#: What a matrix cell shows, by the property's status; the words are in the legend and the tooltip.
+_SYMBOL = {"holds": "\u2713", "violated": "\u2717", "inconclusive": "?", "not promised": "\u2013"}
 
 
 def _matrix_cell(check: dict, name: str, entry: dict | None) -> str:
-    """One cell: the status, a badge for an outcome other than pass, the trace link of a finding.
+    """One cell: the status as a symbol, a badge for an outcome other than pass, a finding's trace link.
 
-    A property the pair does not promise is greyed and italic, with no link: what was observed
+    A property the pair does not promise is greyed and hatched, with no link: what was observed
     there is in the cell's tooltip and in the check's details, never dressed as a failure.
     """
     if entry is None:
         return "<td></td>"
     css = _cell_class(entry)
-    label = escape(_SHORT.get(entry["status"], entry["status"]))
-    if entry["outcome"] != "pass":
-        badge = "known" if entry["outcome"] == "expected finding" else entry["outcome"]
-        label += f'<br><span class="badge">{escape(badge)}</span>'
+    symbol = escape(_SYMBOL.get(entry["status"], entry["status"]))
     files = (check.get("trace_files") or {}).get(name)
     if files and css != "np":
-        label += f' <a href="{escape(files.get("html", files["json"]))}">trace</a>'
-    return f'<td class="{css}" title="{escape(entry["message"])}">{label}</td>'
+        symbol = f'<a href="{escape(files.get("html", files["json"]))}">{symbol}</a>'
+    if entry["outcome"] not in ("pass", "expected finding"):  # a known finding says so by its colour
+        symbol += f' <span class="badge">{escape(entry["outcome"])}</span>'
+    title = f"{name}: {entry['status']} ({entry['outcome']}): {entry['message']}"
+    return f'<td class="{css}" title="{escape(title)}">{symbol}</td>'
 
 
 def _matrix(report: dict) -> str:
-    """Properties as rows, checks as columns (names written upwards so eleven fit a laptop's width).
-
-    The property column stays in view when the table scrolls sideways.
+    """Checks as rows, properties as columns (their names written upwards), so a suite of any
+    length fits a laptop's width; the check column stays in view when the table scrolls.
     """
     checks = [c for c in report["checks"] if not c.get("error")]
     if not checks:
@@ -254,13 +255,17 @@ def _matrix(report: dict) -> str:
         for entry in check["properties"]:
             if entry["property"] not in names:
                 names.append(entry["property"])
-    head = "".join(f'<th class="check"><span>{escape(c["name"])}</span></th>' for c in checks)
-    out = [f'<div class="wide"><table class="matrix"><tr><th class="prop">property</th>{head}</tr>']
-    for name in names:
-        cells = "".join(
-            _matrix_cell(check, name, next((e for e in check["properties"] if e["property"] == name), None)) for check in checks
-        )
-        out.append(f'<tr><th class="prop">{escape(name)}</th>{cells}</tr>')
+    head = "".join(f'<th class="prop"><span>{escape(name)}</span></th>' for name in names)
+    out = [
+        '<p class="legend">\u2713 holds \u00b7 \u2717 violated (links to its trace) \u00b7 ? inconclusive \u00b7 '
+        '<span class="np">\u2013 not promised</span>; orange: a known finding seen again, red: unexpected (its outcome said in a badge); '
+        "hover a cell for its verdict in words.</p>",
+        f'<div class="wide"><table class="matrix"><tr><th class="check">check</th>{head}</tr>',
+    ]
+    for check in checks:
+        by_name = {e["property"]: e for e in check["properties"]}
+        cells = "".join(_matrix_cell(check, name, by_name.get(name)) for name in names)
+        out.append(f'<tr><td class="check">{escape(check["name"])}</td>{cells}</tr>')
     out.append("</table></div>")
     return "\n".join(out)
 
@@ -377,9 +382,10 @@ def html_report(report: dict) -> str:
         body.append("</ul>")
     body += [
         "<h2>Model checks</h2>",
-        "<p>Each column is one check (a protocol with an assignor, explored breadth-first within its bounds, "
-        "one Spark task); each cell a run property's verdict. Orange, marked known: a known finding seen again; red: unexpected; "
-        "grey and hatched: not promised by the pair (the check still ran; what it observed is in the tooltip and in the check's details).</p>",
+        "<p>Each row is one check (a protocol with an assignor, explored breadth-first within its bounds, "
+        "one Spark task); each cell a run property's verdict. Green: as promised; orange, marked known: a known finding seen again; "
+        "red: unexpected; grey and hatched: not promised by the pair (the check still ran; what it observed is in the tooltip and "
+        "in the check's details).</p>",
         _matrix(report),
         '<div class="charts">', _charts(report), "</div>",
         "<h2>Checks in detail</h2>",
