@@ -1,7 +1,17 @@
 """Explorer benchmark: throughput, memory per state, symmetry reduction, and BFS against random simulation.
 
-Run: ``python bench/explore.py [--runs 2000] [--seed 429]``. Everything is measured in the same
-run, on this machine, and printed with ratios:
+Run: ``python bench/explore.py [--runs 2000] [--seed 429] [--only scale]``. Everything is
+measured in the same run, on this machine, and printed with ratios:
+
+0. **Scale (#11)**: ``rebalproof check --partitions 3`` (cooperative + ``ha``, 128,566 states) as
+   a whole command -- wall time and peak RSS of the process (``os.wait4``), against the same
+   command on the previous core in the same run (``bench/baseline_core.py``: networkx flows and
+   liveness graphs, Fraction quota boxes, fingerprints joined on every call), with equal
+   verdicts checked; and the explorer alone with a memoised trivial assignor (round-robin,
+   4 instances, 2x3 tasks, 2 events, first 200,000 states), current and previous core: distinct
+   states per CPU second and per wall second, bytes per stored state, whole-process peak RSS.
+   CPU seconds (``os.wait4``) are printed beside wall time: on a shared machine they are the
+   figure to compare.
 
 1. **Throughput and memory**: ``cooperative`` + ``ha`` at the default bounds (3 instances,
    2x2 tasks, 1 standby, 2 membership events): distinct states/s and bytes per stored state
@@ -23,7 +33,9 @@ run, on this machine, and printed with ratios:
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +50,72 @@ from rebalproof.model.group_state import MEMBERSHIP_KINDS, is_quiescent  # noqa:
 from rebalproof.model.toy_assignors import BalancedChoices, NaiveLearner, RoundRobin  # noqa: E402
 from rebalproof.properties.run import RUN_PROPERTIES  # noqa: E402
 from rebalproof.properties.run_check import check_model  # noqa: E402
+
+
+HERE = Path(__file__).resolve().parent
+
+
+def _timed_command(argv: list[str]) -> tuple[float, float, int, str, int]:
+    """(wall seconds, CPU seconds, peak RSS bytes, stdout, exit code) of one command in a child process.
+
+    CPU seconds (user + system, from ``os.wait4``) are what to compare on a shared machine:
+    wall time grows with the other processes' load, CPU time much less.
+    """
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - started, cpu, usage.ru_maxrss * 1024, out, proc.returncode
+
+
+def _verdicts(out: str) -> list[str]:
+    """The report without its timing line (what must be equal between the two cores)."""
+    return [line for line in out.splitlines() if "distinct states," not in line and "collision probability" not in line]
+
+
+_ALONE = """
+import sys
+from rebalproof.model.explorer import Limits, explore
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_protocol import protocol
+from rebalproof.model.toy_assignors import RoundRobin
+if sys.argv[1] == "previous":
+    sys.path.insert(0, sys.argv[2])
+    import baseline_core
+    baseline_core.install()
+model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(instances=4, initial=3, partitions=3, events=2),
+                   assignor=RoundRobin(), assignor_name="round-robin")
+exp = explore(model, limits=Limits(max_states=200_000))
+st = exp.stats
+print(st.states, st.seconds, st.bytes_per_state, st.assignor_calls)
+"""
+
+
+def scale() -> None:
+    print("0. scale (#11): check --partitions 3 (cooperative + ha) as a whole command, current core vs the previous one")
+    command = ["check", "--partitions", "3", "--quiet"]
+    rebalproof = [sys.executable, "-c", "import sys; from rebalproof.cli.main import main; sys.exit(main(sys.argv[1:]))"]
+    now_s, now_cpu, now_rss, now_out, now_code = _timed_command(rebalproof + command)
+    old_s, old_cpu, old_rss, old_out, old_code = _timed_command([sys.executable, str(HERE / "baseline_core.py")] + command[:-1])
+    same = _verdicts(now_out) == _verdicts(old_out) and now_code == old_code
+    print(f"   current: {now_s:.1f}s wall, {now_cpu:.1f}s CPU, peak RSS {now_rss / 2**20:.0f} MiB; "
+          f"previous core: {old_s:.1f}s wall, {old_cpu:.1f}s CPU, peak RSS {old_rss / 2**20:.0f} MiB")
+    print(f"   ratio: {old_cpu / now_cpu:.1f}x less CPU, {old_s / now_s:.1f}x less wall time, {old_rss / now_rss:.1f}x less memory; "
+          f"same report: {same} (exit {now_code})")
+    for line in now_out.splitlines():
+        if "distinct states," in line:
+            print(f"   current report: {line}")
+    print("   explorer alone, memoised trivial assignor (round-robin), 4 instances (3 initial), 2x3 tasks, 2 events, first 200,000 states")
+    for which in ("current", "previous"):
+        wall, cpu, rss, out, _ = _timed_command([sys.executable, "-c", _ALONE, which, str(HERE)])
+        states, seconds, per_state, calls = out.split()
+        states = int(states)
+        print(f"   {which}: {states:,} distinct states, {states / cpu:,.0f} distinct states per CPU second "
+              f"({states / float(seconds):,.0f} per wall second), {float(per_state):.0f} bytes per stored state, "
+              f"peak RSS {rss / 2**20:.0f} MiB ({rss / states:,.0f} bytes per state, whole process), {int(calls):,} assignor calls")
 
 
 def throughput() -> None:
@@ -128,7 +206,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=429)
+    parser.add_argument("--only", choices=["scale"], default=None, help="run only this part")
     args = parser.parse_args(argv)
+    scale()
+    if args.only == "scale":
+        return 0
     throughput()
     symmetry()
     first_counterexample(args.runs, args.seed)

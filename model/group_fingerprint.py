@@ -68,7 +68,7 @@ def encode(state: GroupState) -> bytes:
 
 
 #: Member encodings a :class:`Fingerprinter` remembers before it starts afresh.
-_MEMBER_CACHE_LIMIT = 1 << 18
+_MEMBER_CACHE_LIMIT = 1 << 16
 
 
 def _hash64(data: bytes) -> int:

@@ -1,0 +1,141 @@
+"""The explorer core as it was before #11, for bench/explore.py's same-run baseline.
+
+Run as ``python bench/baseline_core.py <rebalproof arguments>``: it swaps the previous hot
+paths back in -- the ``ha`` assignor's flows on networkx network simplex and its quota boxes in
+:class:`~fractions.Fraction`, the liveness graph (strong components, longest decisive paths)
+rebuilt as networkx graphs, fingerprints joined as strings on every call -- and runs the command.
+Everything else is the current code, so the ratio bench/explore.py prints is what those paths
+cost. Not part of the package: the code below is the code those paths had.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import networkx as nx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rebalproof.model.assignors import ha_round, ha_target  # noqa: E402
+from rebalproof.model.assignors.ha_flow import transport_networkx  # noqa: E402
+from rebalproof.model.group_fingerprint import Fingerprinter, fingerprint, fingerprint_symmetric  # noqa: E402
+from rebalproof.model.names import sorted_ids  # noqa: E402
+from rebalproof.properties import run  # noqa: E402
+
+
+def quota_box(total, capacities, *, start=None):
+    start = start or {}
+    members = sorted_ids(capacities)
+    if not members:
+        return {}
+    base = {m: start.get(m, 0) for m in members}
+
+    def room(level):
+        return sum(max(0, math.floor(level * capacities[m]) - base[m]) for m in members)
+
+    level = Fraction(0)
+    while room(level) < total:
+        level = min(Fraction(math.floor(level * capacities[m]) + 1, capacities[m]) for m in members)
+    box = {}
+    for m in members:
+        top = math.floor(level * capacities[m])
+        box[m] = (max(0, math.ceil(level * capacities[m]) - 1 - base[m]), max(0, top - base[m]))
+    return box
+
+
+def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
+    """SCCs with a cycle (more than one state, or a self-loop) among ``nodes`` (default: all)."""
+    g = nx.DiGraph()
+    selfloops = set()
+    src, dst = exp.edge_src, exp.edge_dst
+    node_iter = range(exp.states) if nodes is None else nodes
+    for u in node_iter:
+        for e in ranges[u]:
+            v = dst[e]
+            if nodes is not None and v not in nodes:
+                continue
+            if edge_ok is not None and not edge_ok(e):
+                continue
+            if u == v:
+                selfloops.add(u)
+            g.add_edge(u, v)
+    out = []
+    for comp in nx.strongly_connected_components(g):
+        if len(comp) > 1 or next(iter(comp)) in selfloops:
+            out.append(frozenset(comp))
+    out.sort(key=min)
+    return out
+
+
+def longest_paths(exp, ranges, nodes, edge_ok, weight):
+    """Most weight on a path that stays in ``nodes`` using edges with ``edge_ok(e)``, from each node.
+
+    Returns ``(best, step, unbounded, component)``: ``best[n]`` the most weight from ``n``
+    (``inf`` when a cycle with weight is reachable), ``step[n]`` the edge leaving ``n``'s
+    component on such a path (None at the end), ``unbounded`` the nodes of components whose
+    cycles carry weight, ``component[n]`` an id of ``n``'s strongly connected component.
+    """
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for u in nodes:
+        for e in ranges[u]:
+            v = exp.edge_dst[e]
+            if v in nodes and edge_ok(e):
+                g.add_edge(u, v)
+    cond = nx.condensation(g)
+    member = cond.graph["mapping"]
+    heavy = set()
+    for u in nodes:
+        for e in ranges[u]:
+            v = exp.edge_dst[e]
+            if v in nodes and edge_ok(e) and weight(e) and member[u] == member[v]:
+                heavy.add(member[u])
+    best_c: dict = {}
+    step_c: dict = {}
+    comp_nodes = {c: cond.nodes[c]["members"] for c in cond.nodes}
+    for c in reversed(list(nx.topological_sort(cond))):
+        if c in heavy:
+            best_c[c] = float("inf")
+            step_c[c] = None
+            continue
+        best, arg = 0, None
+        for u in comp_nodes[c]:
+            for e in ranges[u]:
+                v = exp.edge_dst[e]
+                if v not in nodes or not edge_ok(e) or member[v] == c:
+                    continue
+                val = weight(e) + best_c[member[v]]
+                if val > best:
+                    best, arg = val, e
+        best_c[c] = best
+        step_c[c] = arg
+    best = {n: best_c[member[n]] for n in nodes}
+    unbounded = {n for n in nodes if member[n] in heavy}
+    step = {n: step_c[member[n]] for n in nodes}
+    return best, step, unbounded, member
+
+
+def _plain_call(self, state):
+    if self.symmetry:
+        return fingerprint_symmetric(state, self.perms, self.classes)
+    return fingerprint(state)
+
+
+def install() -> None:
+    """Swap the previous hot paths in."""
+    for module in (ha_target, ha_round):
+        module.transport = transport_networkx
+        module.quota_box = quota_box
+    run.nontrivial_sccs = nontrivial_sccs
+    run.longest_paths = longest_paths
+    Fingerprinter.__call__ = _plain_call
+
+
+if __name__ == "__main__":
+    install()
+    from rebalproof.cli.main import main
+
+    sys.exit(main(sys.argv[1:]))
