@@ -139,15 +139,13 @@ REFERENCE_PAIRS = {
 }
 #: Calibrations not pinned yet, with why: exploration not finished on the shared machine.
 UNPINNED: dict[tuple[str, str], str] = {
-    ("learner+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
-    ("learner+learner-v2", "standbys2"): "exploration not finished on the shared machine in time",
-    ("learner+learner-v2", "events3"): "exploration not finished on the shared machine in time",
-    ("learner+learner-v2", "instances4"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v2", "partitions3"): "not finished: over 2.6 GB and 25 min loaded, stopped (first attempt)",
+    ("learner+learner-v2", "events3"): "465,189 states, complete (1,149 s loaded): scale-down-completes violated (a settled group keeps a leaving member); under investigation",
     ("learner-partial+learner-v3", "partitions3"): "exploration not finished on the shared machine in time",
     ("learner-partial+learner-v3", "events3"): "exploration not finished on the shared machine in time",
     ("learner-partial+learner-v3", "instances4"): "exploration not finished on the shared machine in time",
     ("learner+learner-v4", "partitions3"): "exploration not finished on the shared machine in time",
-    ("learner+learner-v4", "events3"): "exploration not finished on the shared machine in time",
+    ("learner+learner-v4", "events3"): "465,189 states, complete (989 s loaded): scale-down-completes violated, as v2",
     ("learner+learner-v4", "instances4"): "exploration not finished on the shared machine in time",
     ("learner-timeout+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
     ("learner-timeout+learner-v2", "events3"): "exploration not finished on the shared machine in time",
