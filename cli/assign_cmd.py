@@ -72,6 +72,9 @@ def command(spec: str, input_path: Path, timeout: float, check: bool, rules: str
     a finding (the assignor crashed, timed out or answered no valid assignment), 2 on bad usage.
     """
     view = decode_input(read_json(input_path, what="input"))
+    if not view.members:  # the user's mistake, not the assignor's (no answer can keep one-active)
+        raise InputError(f"input '{input_path}' has no members: a rebalance assigns tasks to the group's members; "
+                         "list at least one in \"members\"")
     with resolve(spec, timeout=check_timeout(timeout)) as assignor:
         try:
             assignment = assignor(view)

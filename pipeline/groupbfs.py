@@ -147,6 +147,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             state_disc=state_disc,
             edge_weight=bytes(monitor.edge_weight),
             edge_moved=dict(monitor.edge_moved),
+            edge_unforced=dict(monitor.edge_unforced),
             edge_disc=edge_disc,
             judged=monitor.judge.records() if monitor.judge is not None else None,
         )
@@ -360,14 +361,19 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
                 monitor.layout_id.append(monitor._layouts.setdefault(r["layouts"][lid], len(monitor._layouts)))
             monitor.unprocessed.append(int(r["unprocessed"][local]))
         monitor.edge_weight.extend(weight.tobytes())
-        moved = {}
+        moved, unforced = {}, {}
         for t, r in enumerate(results):
             keep_edge, global_edge = task_edges[t]
             for e, mask in r["edge_moved"].items():
                 if keep_edge[e]:
                     moved[int(global_edge[e])] = mask
+            for e, mask in r["edge_unforced"].items():
+                if keep_edge[e]:
+                    unforced[int(global_edge[e])] = mask
         for e in sorted(moved):
             monitor.edge_moved[e] = moved[e]
+        for e in sorted(unforced):
+            monitor.edge_unforced[e] = unforced[e]
         if monitor.judge is not None:  # the answers judged on the edges kept
             for t, r in enumerate(results):
                 keep_edge = task_edges[t][0]
@@ -474,6 +480,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
         "discoveries": discoveries,
         "errors": [(i, _error_fields(e)) for i, e in getattr(monitor, "errors", [])],
         "layouts": layouts,
+        "edge_unforced": dict(getattr(monitor, "edge_unforced", {})),
         "judged": dict(monitor.judge.views) if getattr(monitor, "judge", None) is not None else {},
         "counters": {"errors": graph.errors, "calls": graph.calls},
     }
@@ -541,6 +548,7 @@ def _restore(graph: _Graph, store, identity: str) -> int:
             name: replace(d, error=_error_from(d.error)) if isinstance(d.error, tuple) else d for name, d in blob["discoveries"].items()
         }
         monitor.errors = [(i, _error_from(fields)) for i, fields in blob["errors"]]
+        monitor.edge_unforced = dict(blob.get("edge_unforced", {}))
         if monitor.judge is not None:
             monitor.judge.views = dict(blob.get("judged", {}))
     return depth

@@ -18,10 +18,14 @@ inconclusive or not promised, with the **first** violating line (the earliest) a
 **worst** (the violation naming the most tasks and instances; the earliest among equals).
 
 A line that is not JSON (read by :func:`rebalproof.reading.parse_json`: size, nesting, number,
-duplicate-key and encoding limits), not a record of that shape, or whose input or answer breaks the
-contract (unknown fields, an answer naming ids its input does not) is an
+duplicate-key and encoding limits), not a record of that shape, or whose input breaks the
+contract (unknown fields, a member holding a task twice) is an
 :class:`~rebalproof.errors.InputError` naming the line number, as a bad file is for the
-single-pair oracle: a corpus is data the user controls.
+single-pair oracle: a corpus is data the user controls. A record whose *answer* is not an
+assignment for its input (not in the contract's shape, naming a member or task its input does
+not, leaving out an input member) is the recorded assignor's doing: a *finding* counted as a
+malformed answer (the first such line is shown with what is wrong), never a usage error, and the
+corpus is not ok.
 
 The pieces are kept apart for the Spark engine (:mod:`rebalproof.pipeline`), which runs the
 same per-line function at scale: :func:`check_line` is a pure top-level function of one line's
@@ -55,6 +59,7 @@ from dataclasses import dataclass, field, replace
 
 from rebalproof.corpus_source import Entry, entries
 from rebalproof.errors import InputError
+from rebalproof.model.codec import decode_assignment, decode_input
 from rebalproof.oracle import check
 from rebalproof.properties.catalogue import PER_ASSIGNMENT, check_rules
 from rebalproof.properties.verdict import Status
@@ -102,6 +107,7 @@ class LineResult:
     statuses: tuple[tuple[str, str], ...]  # (property, status value), catalogue order
     examples: tuple[tuple[str, Example], ...] = ()  # (property, example) per violated property
     ignored: tuple[str, ...] = ()  # the record's keys that are not RECORD_FIELDS, sorted
+    malformed: Example | None = None  # the answer is no assignment for its input (a finding; no statuses)
 
     @property
     def violated(self) -> tuple[str, ...]:
@@ -109,7 +115,7 @@ class LineResult:
 
     @property
     def ok(self) -> bool:
-        return not self.violated
+        return not self.violated and self.malformed is None
 
 
 _JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
@@ -162,10 +168,17 @@ def check_line(data: str | bytes, *, rules: str = "ha", line_no: int = 1, where:
     where = where or f"line {line_no}"
     obj = _record(data, where, offset)
     try:
-        report = check(obj["input"], obj["output"], rules=rules)
+        view = decode_input(obj["input"])
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
     name = record_label(obj, label)
+    ignored = tuple(sorted(k for k in obj if k not in RECORD_FIELDS))
+    try:
+        answer = decode_assignment(obj["output"], view)
+    except InputError as exc:  # the recorded assignor's answer, not the user's mistake: a finding
+        finding = Example(line=line_no, name=name, message=f"the answer is no assignment for its input: {exc}")
+        return LineResult(line=line_no, name=name, statuses=(), ignored=ignored, malformed=finding)
+    report = check(view, answer, rules=rules)
     examples = tuple(
         (v.property, Example(line=line_no, name=name, message=v.message, weight=len(v.tasks) + len(v.members)))
         for v in report.violations
@@ -175,7 +188,7 @@ def check_line(data: str | bytes, *, rules: str = "ha", line_no: int = 1, where:
         name=name,
         statuses=tuple((v.property, v.status.value) for v in report.verdicts),
         examples=examples,
-        ignored=tuple(sorted(k for k in obj if k not in RECORD_FIELDS)),
+        ignored=ignored,
     )
 
 
@@ -252,6 +265,8 @@ class CorpusTally:
     ok_lines: int = 0
     properties: tuple[PropertySummary, ...] = field(default=())
     ignored: tuple[tuple[str, int], ...] = ()  # (ignored key, lines carrying it), sorted by key
+    malformed: int = 0  # lines whose answer is no assignment for their input (findings)
+    first_malformed: Example | None = None
 
     def __post_init__(self):
         check_rules(self.rules)
@@ -271,7 +286,9 @@ class CorpusTally:
             one = replace(one, **{_FIELD[status]: 1})
             merged.append(summary.merge(one))
         return replace(self, lines=self.lines + 1, ok_lines=self.ok_lines + result.ok, properties=tuple(merged),
-                       ignored=_sum_counts(self.ignored, tuple((key, 1) for key in result.ignored)))
+                       ignored=_sum_counts(self.ignored, tuple((key, 1) for key in result.ignored)),
+                       malformed=self.malformed + (result.malformed is not None),
+                       first_malformed=_earlier(self.first_malformed, result.malformed))
 
     def merge(self, other: "CorpusTally") -> "CorpusTally":
         if other.rules != self.rules:
@@ -282,11 +299,13 @@ class CorpusTally:
             ok_lines=self.ok_lines + other.ok_lines,
             properties=tuple(a.merge(b) for a, b in zip(self.properties, other.properties)),
             ignored=_sum_counts(self.ignored, other.ignored),
+            malformed=self.malformed + other.malformed,
+            first_malformed=_earlier(self.first_malformed, other.first_malformed),
         )
 
     def report(self, *, source: str) -> "CorpusReport":
         return CorpusReport(source=source, rules=self.rules, lines=self.lines, ok_lines=self.ok_lines, properties=self.properties,
-                            ignored=self.ignored)
+                            ignored=self.ignored, malformed=self.malformed, first_malformed=self.first_malformed)
 
 
 def _sum_counts(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
@@ -310,10 +329,12 @@ class CorpusReport:
     ok_lines: int  # records with no violated property
     properties: tuple[PropertySummary, ...]
     ignored: tuple[tuple[str, int], ...] = ()  # (ignored key, lines carrying it), sorted by key
+    malformed: int = 0  # lines whose answer is no assignment for their input (findings)
+    first_malformed: Example | None = None
 
     @property
     def ok(self) -> bool:
-        """True when no line violates any property (an empty corpus is ok, and says so)."""
+        """True when no line violates any property nor answers malformed (an empty corpus is ok, and says so)."""
         return self.ok_lines == self.lines
 
     @property
@@ -337,6 +358,8 @@ class CorpusReport:
             "violations": [s.property for s in self.violations],
             "properties": [s.to_json() for s in self.properties],
             "ignored_keys": dict(self.ignored),
+            "malformed_answers": self.malformed,
+            **({"first_malformed": self.first_malformed.to_json()} if self.first_malformed is not None else {}),
         }
 
     def header(self) -> str:
@@ -368,13 +391,22 @@ class CorpusReport:
             out.append(f"violated: {s.property} on {s.violated} of {self.lines} lines; first {label(s.first)}: {s.first.message}")
             if s.worst.line != s.first.line:
                 out.append(f"  worst {label(s.worst)}: {s.worst.message}")
+        if self.malformed:
+            e = self.first_malformed
+            out.append(f"finding: {self.malformed} of {self.lines} lines answer no assignment for their input; "
+                       f"first line {e.line}" + (f" ({e.name})" if e.name else "") + f": {e.message}")
         if self.lines == 0:
             out.append(f"ok: {self.source} holds no records (nothing was judged)")
         elif self.violations:
             out.append(
                 f"violated: {', '.join(s.property for s in self.violations)} "
+                f"({self.lines - self.ok_lines} of {self.lines} lines violate a property or answer malformed)"
+                if self.malformed else
+                f"violated: {', '.join(s.property for s in self.violations)} "
                 f"({self.lines - self.ok_lines} of {self.lines} lines violate a property)"
             )
+        elif self.malformed:
+            out.append(f"finding: malformed answers on {self.malformed} of {self.lines} lines (no property violated on the others)")
         else:
             out.append(f"ok: every promised property holds on all {self.lines} lines")
         return tuple(out)

@@ -99,7 +99,6 @@ def test_an_empty_corpus_is_an_error_unless_allowed(tmp_path, lines):
         (json.dumps({"input": SETTLED, "output": KEEP, "name": 3}), 'line 2: "name" must be a string'),
         (json.dumps({"input": SETTLED, "output": KEEP, "id": [1]}), 'line 2: "id" must be a string or a whole number'),
         ('{"input": {}, "input": {}, "output": {}}', "line 2: duplicate key 'input' at the top level"),
-        (json.dumps({"input": SETTLED, "output": {"assignment": {"I9": {}}}}), "line 2: assignment: unknown member 'I9'"),
     ],
 )
 def test_a_malformed_line_is_an_input_error_naming_the_line(tmp_path, line, says):
@@ -146,3 +145,35 @@ def test_cli_empty_corpus_is_exit_2_unless_allowed(capsys, tmp_path):
     assert "holds no records (nothing was judged)" in capsys.readouterr().out
     assert main(["oracle", "a.json", "b.json", "--allow-empty"]) == 2
     assert "go with --corpus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "output, says",
+    [
+        ({"assignment": {"I9": {}}}, "unknown member 'I9'"),
+        ({"assignment": {m: r for m, r in list(KEEP["assignment"].items())[:-1]}}, "is missing; every input member appears"),
+        ({"assignment": {**KEEP["assignment"], "I1": {"active": ["9_9"]}}}, "unknown task '9_9'"),
+        ({"assignment": {m: {"actives": r["active"]} for m, r in KEEP["assignment"].items()}}, "unknown field 'actives'"),
+        (5, "must be a JSON object"),
+    ],
+)
+def test_a_malformed_answer_is_a_finding_not_a_usage_error(tmp_path, capsys, output, says):
+    """The answer is the recorded assignor's: no assignment for its input is a finding (exit 1)."""
+    path = write(tmp_path, record(KEEP), record(output))
+    report = check_corpus(path)
+    assert not report.ok and report.lines == 2 and report.ok_lines == 1 and report.malformed == 1
+    assert report.first_malformed.line == 2 and says in report.first_malformed.message
+    assert report.to_json()["malformed_answers"] == 1
+    assert main(["oracle", "--corpus", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "finding: 1 of 2 lines answer no assignment for their input; first line 2" in out and says in out
+
+
+def test_the_malformed_count_merges_like_the_rest():
+    lines = [record(KEEP), record({"assignment": {"I9": {}}}), record({"assignment": {"I8": {}}})]
+    one = CorpusTally(rules="ha")
+    for i, line in enumerate(lines, start=1):
+        one = one.add(check_line(line, line_no=i))
+    parts = [CorpusTally(rules="ha").add(check_line(line, line_no=i)) for i, line in enumerate(lines, start=1)]
+    merged = parts[2].merge(parts[0]).merge(parts[1])
+    assert (merged.malformed, merged.first_malformed.line) == (one.malformed, one.first_malformed.line) == (2, 2)

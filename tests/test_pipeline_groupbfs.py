@@ -30,7 +30,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 GRAPH = ("parent", "via", "depth", "edge_src", "edge_dst", "edge_act", "first_edge", "fingerprints")
 OUTCOME = ("actions", "complete", "bound", "unexpanded", "errors", "init")
-RECORDS = ("flags", "layout_id", "unprocessed", "edge_weight", "edge_moved")
+RECORDS = ("flags", "layout_id", "unprocessed", "edge_weight", "edge_moved", "edge_unforced")
 
 
 @pytest.fixture(scope="session")

@@ -26,3 +26,30 @@ def bad_shape(obj):
 
 
 NOT_A_FUNCTION = 42
+
+
+def twice(obj):
+    """The first member holds its first task as active and as warmup."""
+    answer = assign(obj)
+    first = answer["assignment"][obj["members"][0]["id"]]
+    first["warmup"] = first["active"][:1]
+    return answer
+
+
+def unknown_task(obj):
+    answer = assign(obj)
+    answer["assignment"][obj["members"][0]["id"]]["standby"] = ["9_9"]
+    return answer
+
+
+def missing_member(obj):
+    answer = assign(obj)
+    del answer["assignment"][obj["members"][-1]["id"]]
+    return answer
+
+
+def role_misplaced(obj):
+    answer = assign(obj)
+    first = answer["assignment"][obj["members"][0]["id"]]
+    first["actives"] = first.pop("active")
+    return answer
