@@ -242,12 +242,6 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
     problems: list[str] = []
     tasks: list[str] = [m.task for m in needless]
     members: list[str] = [x for m in needless for x in (m.owner, m.holder)]
-    if needless:
-        problems.append(
-            f"stateless tasks moved without need: {_moves_text(needless)} "
-            f"({plural(exact[0].moved, 'move')} made, {exact[0].needed} needed to give each member the same number of "
-            f"stateless tasks per subtopology)"
-        )
     for task_id in view.stateless_task_ids:
         owners = [m for m in view.owners(task_id) if not view.member(m).leaving]
         if not owners:
@@ -268,6 +262,13 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
                 members.extend([owner, holder])
                 break
     measure = {"premise": owned > 0, "owned": owned, "moved": moved, "needed": moved - len(needless)}
+    if needless:
+        problems.insert(
+            0,
+            f"stateless tasks moved without need: {_moves_text(needless)} "
+            f"({plural(moved, 'move')} made, {moved - len(needless)} needed to give each member the same number of "
+            f"stateless tasks per subtopology)",
+        )
     if problems:
         return Verdict(
             property="stable",

@@ -85,6 +85,12 @@ def test_free_tasks_are_never_moves():
     # a co-locating keep is no keep: I1 is given 1_0 as a standby
     colocated = Assignment(members={"I1": MemberAssignment(standby=("1_0",)), "I2": MemberAssignment(active=("1_0",))})
     assert stateless_moves(_view(["1_0"], [{"id": "I1", "active": ("1_0",)}, {"id": "I2"}]), colocated).owned == 0
+    # 1_0 cannot stay (its owner got it as a standby): a forced move, counted as needed; 1_1's move was not
+    view = _view(["1_0", "1_1"], [{"id": "I1", "active": ("1_0",)}, {"id": "I2", "active": ("1_1",)}])
+    out = Assignment(members={"I1": MemberAssignment(active=("1_1",), standby=("1_0",)), "I2": MemberAssignment(active=("1_0",))})
+    v = stable(view, out)
+    assert v.violated and v.measure == {"premise": True, "owned": 2, "moved": 2, "needed": 1}
+    assert v.message.startswith("stateless tasks moved without need: 1_1 from I2 to I1 (2 moves made, 1 needed")
 
 
 def test_several_owners_are_matched_not_guessed():
