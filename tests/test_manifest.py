@@ -146,7 +146,6 @@ UNPINNED: dict[tuple[str, str], str] = {
     ("learner+learner-v4", "partitions3"): "exploration not finished on the shared machine in time",
     ("learner+learner-v4", "events3"): "465,189 states, complete: the same model gap as v2 at --events 3",
     ("learner-timeout+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
-    ("learner-timeout+learner-v2", "events3"): "exploration not finished on the shared machine in time",
 }
 #: The calibration tiers: the default bounds, and each wider bound separately.
 TIERS = {
