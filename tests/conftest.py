@@ -43,14 +43,18 @@ def pytest_terminal_summary(terminalreporter):
     for reader, outcome in latest.items():
         detail = ", ".join(f"{k} {v}" for k, v in sorted(outcome.items()) if k != "cases")
         terminalreporter.write_line(f"fuzzing: {reader}: {outcome['cases']} cases ({detail})")
+
+
 # -- running in parallel (make test: pytest -n 2 --dist loadgroup) -----------------------------
 # Each test process starts its own Spark driver (a JVM) the first time a test needs Spark, and
 # keeps it for the rest of the run (pipeline/session.py). So that the suite starts two at most,
-# the modules that use Spark are grouped: the heaviest module on its own (it is a third of the
-# suite's time), the others together; the rest is balanced freely between the workers. Tests
-# that share fixed paths outside tmp_path run in one process too. Without -n nothing changes.
+# the tests that use Spark are in two groups: the single heaviest test (the 100k-state engine
+# equality, about a third of the suite's time) alone, every other Spark test together; the rest
+# is balanced freely between the two workers. Tests that share fixed paths outside tmp_path run
+# in one process too. Without -n nothing changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
-_OWN_GROUP = {"test_pipeline_groupbfs.py": "spark-groupbfs", "test_examples.py": "examples"}
+_OWN_GROUP = {"test_examples.py": "examples"}
+_ALONE = {"test_equal_at_100k_states_with_the_default_hybrid": "spark-100k"}
 
 
 def _group(path: Path) -> str | None:
@@ -68,5 +72,6 @@ def pytest_collection_modifyitems(config, items):
         path = Path(str(item.path))
         if path not in groups:
             groups[path] = _group(path)
-        if groups[path] and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(groups[path]))
+        group = _ALONE.get(getattr(item, "originalname", item.name)) or groups[path]
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
