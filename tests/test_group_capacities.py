@@ -194,7 +194,8 @@ def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_pl
 def _suite_checks():
     from rebalproof.pipeline.suite import DEFAULT_SUITE, load_suite
 
-    return load_suite(DEFAULT_SUITE).checks
+    # the pairings at their own bounds; the "<pair>@<tier>" checks widen one bound at 1 thread
+    return tuple(c for c in load_suite(DEFAULT_SUITE).checks if "@" not in c.name)
 
 
 @pytest.mark.parametrize("capacities", [(1, 2), (2, 1)], ids=["1,2", "2,1,1"])
