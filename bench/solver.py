@@ -1,6 +1,6 @@
 """Time to a proven optimum: rebalproof's default engine vs OR-tools CP-SAT vs a greedy heuristic.
 
-Run: ``python bench/solver.py [--sizes 3x6,10x50,...] [--cap 120] [--seed 441]``. OR-tools is a
+Run: ``python bench/solver.py [--families unequal,leaving] [--sizes 10x50,...] [--seeds 3] [--cap 60]``. OR-tools is a
 benchmark-only extra (``pip install -e '.[bench]'``); without it the CP-SAT column says so.
 
 Inputs (deterministic from ``--seed``): N instances x T tasks, 1 standby, ``ha`` rules.
@@ -168,14 +168,17 @@ def cpsat(view: RebalanceInput, facts: Facts, cap: float):
             model.Add(sum(y[t, m] for m in facts.eligible[t]) == facts.required)
     staying = facts.staying
     n = len(view.tasks)
+    caps = {m: view.member(m).capacity for m in staying}
+    d = math.lcm(*set(caps.values())) if caps else 1
 
     def spread_of(tasks, tag):
-        hi, lo = model.NewIntVar(0, n, f"hi{tag}"), model.NewIntVar(0, n, f"lo{tag}")
+        """The objectives' imbalance by capacity: least K with a level p/D, D*n_m <= p*c_m <= D*(n_m + K)."""
+        level, k = model.NewIntVar(0, d * n, f"p{tag}"), model.NewIntVar(0, n, f"k{tag}")
         for m in staying:
             count = sum(x[t, m] for t in tasks if (t, m) in x)
-            model.Add(count <= hi)
-            model.Add(count >= lo)
-        return hi - lo
+            model.Add(d * count <= level * caps[m])
+            model.Add(level * caps[m] <= d * (count + k))
+        return k
 
     subs: dict[str, list] = {}
     for t in view.task_ids:
@@ -207,46 +210,55 @@ def cpsat(view: RebalanceInput, facts: Facts, cap: float):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default=",".join(f"{a}x{b}" for a, b in SIZES))
-    parser.add_argument("--cap", type=float, default=120.0, help="seconds per solver per size")
+    parser.add_argument("--families", default="unequal,leaving", help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--sizes", default="10x50,20x200,50x500,100x1000")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per family and size (441, 442, ...)")
+    parser.add_argument("--cap", type=float, default=60.0, help="seconds per solver per instance")
     parser.add_argument("--seed", type=int, default=441)
+    parser.add_argument("--no-cpsat", action="store_true", help="skip the CP-SAT column")
     args = parser.parse_args(argv)
     try:
         import ortools  # noqa: F401
 
-        have_cpsat = True
+        have_cpsat = not args.no_cpsat
     except ImportError:
         have_cpsat = False
-    rows = []
-    header = ("size", "ours s", "ours status", "how proven", "CP-SAT s", "CP-SAT/ours", "agree", "greedy s", "greedy gap (imb, spread, moves, restore)")
-    print(" | ".join(header))
-    for size in args.sizes.split(","):
-        n, t = (int(v) for v in size.split("x"))
-        view = generate(n, t, seed=args.seed)
-        facts = Facts(view, "ha")
-        started = time.monotonic()
-        ours = optimal(view, "ha", timeout=args.cap)
-        ours_s = time.monotonic() - started
-        ours_status = ours.status if ours.status != "inconclusive" else "TO"
-        methods = ",".join(dict.fromkeys(b.method for b in ours.objectives))
-        if have_cpsat:
-            cp_s, cp_status, cp_values = cpsat(view, facts, args.cap)
-        else:
-            cp_s, cp_status, cp_values = float("nan"), "not installed", None
-        started = time.monotonic()
-        answer = greedy(view, facts)
-        greedy_s = time.monotonic() - started
-        assert not violations(view, answer, "ha", facts=facts), "greedy broke a rule"
-        g = evaluate(view, answer, facts).as_dict()
-        gap = tuple(g[k] - ours.values[k] for k in OBJECTIVES[:4]) if ours.status == "optimal" else "-"
-        if ours.status == "inconclusive":  # say what was proven: each objective's value and lower bound
-            methods = "; ".join(f"{b.name} {b.value}" if b.proven else f"{b.name} in [{b.lower}, {b.value}]" for b in ours.objectives[:4])
-        agree = "-" if cp_values is None or ours.status != "optimal" else ("yes" if cp_values == ours.values else f"NO {cp_values}")
-        cp_cell = f"{cp_s:.2f}" if cp_status == "optimal" else f"TO ({args.cap:.0f})" if cp_status == "TO" else cp_status
-        ratio = f"{cp_s / ours_s:.1f}x" if cp_status == "optimal" and ours.status == "optimal" else (">" + f"{args.cap / ours_s:.0f}x" if cp_status == "TO" and ours.status == "optimal" else "-")
-        row = (size, f"{ours_s:.2f}", ours_status, methods, cp_cell, ratio, agree, f"{greedy_s:.3f}", str(gap))
-        rows.append(row)
-        print(" | ".join(row), flush=True)
+    from rebalproof.model.codec import encode_assignment, encode_input
+    from rebalproof.oracle import check
+
+    print("family | size | seed | ours s | ours status | spread (value / bound) | oracle | CP-SAT s | CP-SAT status | agree", flush=True)
+    summary = []
+    for family in args.families.split(","):
+        for size in args.sizes.split(","):
+            n, t = (int(v) for v in size.split("x"))
+            rows = []
+            for seed in range(args.seed, args.seed + args.seeds):
+                view = instance(family, n, t, seed=seed)
+                facts = Facts(view, "ha")
+                started = time.monotonic()
+                ours = optimal(view, "ha", timeout=args.cap)
+                ours_s = time.monotonic() - started
+                ok = ours.assignment is not None and check(encode_input(view), encode_assignment(ours.assignment), rules="ha").ok
+                if have_cpsat:
+                    cp_s, cp_status, cp_values = cpsat(view, facts, args.cap)
+                else:
+                    cp_s, cp_status, cp_values = float("nan"), "skipped", None
+                agree = "-" if cp_values is None or ours.status != "optimal" else ("yes" if cp_values == ours.values else f"NO {cp_values}")
+                spread = ours.bound("spread")
+                rows.append((ours, ours_s, ok, cp_s, cp_status, agree))
+                print(" | ".join((family, size, str(seed), f"{ours_s:.1f}", ours.status, f"{spread.value} / {spread.lower}", "accepted" if ok else "REJECTED",
+                                  f"{cp_s:.1f}", cp_status, agree)), flush=True)
+            summary.append((family, size, rows))
+    print()
+    print("| family | size | rebalproof proven | max s (proven) | INCONCLUSIVE spread gap | oracle | CP-SAT proven | CP-SAT max s | agree |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for family, size, rows in summary:
+        proven = [r for r in rows if r[0].status == "optimal"]
+        cp = [r for r in rows if r[4] == "optimal"]
+        gaps = [f"{r[0].bound('spread').value} vs {r[0].bound('spread').lower}" for r in rows if r[0].status != "optimal"]
+        agree = "yes" if all(r[5] in ("yes", "-") for r in rows) else "NO"
+        print(f"| {family} | {size} | {len(proven)}/{len(rows)} | {max((r[1] for r in proven), default=float('nan')):.1f} | {', '.join(gaps) or '-'} | "
+              f"{sum(r[2] for r in rows)}/{len(rows)} accepted | {len(cp)}/{len(rows)} | {max((r[3] for r in cp), default=float('nan')):.1f} | {agree} |", flush=True)
     return 0
 
 

@@ -294,6 +294,40 @@ def _stage3_network(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
     return arcs, supplies
 
 
+def _soft_layout(prob: _Problem, inst_box: dict, sub_boxes: dict):
+    """A layout near every subtopology's box (a primal guess, no claim): the instance box kept, sub boxes made soft.
+
+    Each slot arc becomes three: up to the box's lower bound rewarded, up to its upper bound
+    free, beyond it charged, each unit of box violation ``B`` above any ``W*moves + cold``. One
+    min-cost flow then misses the boxes by as few units as it can, moves as little as it can
+    next. The layout is judged only by what :func:`rebalproof.solver.objectives.evaluate` scores.
+    Returns the host map or None (no flow within the instance box).
+    """
+    arcs, supplies = _stage3_network(prob, inst_box, {})
+    tasks = sum(len(c.tasks) for c in prob.classes.values())
+    big = prob.weight * (tasks + 1) + tasks + 1
+    soft = []
+    for u, v, lo, hi, cost in arcs:
+        if isinstance(u, tuple) and u[0] == "slot" and u[1] in sub_boxes and v[1] in sub_boxes[u[1]]:
+            want, room = sub_boxes[u[1]][v[1]]
+            soft += [(u, ("soft", u[1], v[1], k), 0, cap, c) for k, cap, c in ((0, want, -big), (1, max(0, room - want), 0), (2, None, big))]
+            soft += [(("soft", u[1], v[1], k), v, 0, None, 0) for k in range(3)]
+        else:
+            soft.append((u, v, lo, hi, cost))
+    solution = bounded_min_cost(soft, supplies)
+    if solution is None:
+        return None
+    counts, kept = defaultdict(dict), defaultdict(dict)
+    for key, cls in prob.classes.items():
+        for m in cls.hosts:
+            counts[key][m] = solution.flow[(("class", key), ("slot", cls.sub, m))]
+        for o in cls.owners:
+            f = solution.flow[(("class", key), ("stay", key, o))]
+            counts[key][o] = counts[key].get(o, 0) + f
+            kept[key][o] = f
+    return prob.decode(counts, kept)
+
+
 def _flow_stage3(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
     """Min-cost flow of moves then cold actives within the boxes: (host, moves, cold, solution), or None."""
     w = prob.weight
@@ -364,15 +398,22 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     single = one_box and all(len(g.boxes) == 1 and g.exact for g in subs.values())
     if single:
         stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
-        if stage3 is None and not deadline.passed:
-            pruned = _prune(prob, inst)
-            if pruned is not None:
-                prob, dropped = pruned
-                notes.append(f"{dropped} task-member pairs no layout within the instance box can use (residual-graph ranks of one flow, checked arc by arc) are left out")
-                subs, lb, bounds["spread"] = analyse_subs(prob)
-                single = all(len(g.boxes) == 1 and g.exact for g in subs.values())
-                if single:
-                    stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+    if one_box and stage3 is None and not deadline.passed:
+        pruned = _prune(prob, inst)
+        if pruned is not None:
+            prob, dropped = pruned
+            notes.append(f"{dropped} task-member pairs no layout within the instance box can use (residual-graph ranks of one flow, checked arc by arc) are left out")
+            subs, lb, bounds["spread"] = analyse_subs(prob)
+            single = all(len(g.boxes) == 1 and g.exact for g in subs.values())
+            if single:
+                stage3 = _flow_stage3(prob, inst.boxes[0], {s: g.boxes[0] for s, g in subs.items()})
+    if stage3 is None and not deadline.passed:  # a good layout before the search (anytime), each instance box tried
+        for box in inst.boxes:
+            guess = _soft_layout(prob, box, {s: g.boxes[0] for s, g in subs.items()})
+            if guess is not None and incumbent.offer(place_standbys(view, facts, guess), "flow with soft boxes"):
+                notes.append(f"a flow with soft subtopology boxes finds spread {incumbent.values.spread} (the floors sum to {lb})")
+            if deadline.passed:
+                break
     if stage3 is None:
         if deadline.passed:
             return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)

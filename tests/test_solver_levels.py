@@ -1,0 +1,144 @@
+"""Unequal capacities and leaving members on the fast path: levels and widths, anytime answers, honest flags."""
+
+import math
+import random
+import sys
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from rebalproof.model.codec import encode_assignment, encode_input
+from rebalproof.model.names import subtopology_of
+from rebalproof.oracle import check
+from rebalproof.solver import benders, placement
+from rebalproof.solver.incumbent import Incumbent
+from rebalproof.solver.objectives import OBJECTIVES, imbalance
+from rebalproof.solver.optimize import optimal
+from rebalproof.solver.placement import solve_placement
+from rebalproof.solver.result import INCONCLUSIVE, Bound, Optimum
+from rebalproof.solver.rules import Facts, violations
+from test_solver import brute_force, small_enough, views
+
+sys.path.insert(0, str(ROOT / "bench"))
+from solver import cluster  # noqa: E402  (the benchmark's cluster families)
+
+
+@st.composite
+def mixed_views(draw):
+    """Small views with capacities 1/2/4 and, half the time, a leaving member that held work."""
+    view = draw(views(max_members=4, max_tasks=5))
+    members = []
+    for m in view.members:
+        members.append(type(m)(id=m.id, capacity=draw(st.sampled_from((1, 2, 4))), leaving=m.leaving, active=m.active, standby=m.standby, lags=dict(m.lags)))
+    if draw(st.booleans()) and len(members) > 1:
+        busiest = max(members, key=lambda m: (len(m.active), m.id))
+        members = [type(m)(id=m.id, capacity=m.capacity, leaving=m is busiest, active=m.active, standby=m.standby, lags=dict(m.lags)) for m in members]
+    return type(view)(config=view.config, tasks=view.tasks, members=tuple(members), previous_members=view.previous_members)
+
+
+def accepted(view, answer, rules="ha") -> bool:
+    return check(encode_input(view), encode_assignment(answer), rules=rules).ok
+
+
+@settings(max_examples=30)
+@given(mixed_views(), st.sampled_from(("ha", "sticky", "learner")))
+def test_levels_agree_with_brute_force(view, rules_name):
+    if not small_enough(view):
+        return
+    result = solve_placement(view, rules_name, small=0)
+    expected = brute_force(view, rules_name)
+    if expected is None:
+        assert result.status == "infeasible"
+        return
+    assert result.status == "optimal" and all(b.proven for b in result.objectives)
+    assert tuple(result.values[n] for n in OBJECTIVES) == expected
+
+
+@settings(max_examples=15)
+@given(mixed_views(), st.sampled_from(("ha", "learner")))
+def test_levels_agree_with_staged_z3(view, rules_name):
+    fast = solve_placement(view, rules_name, small=0)
+    reference = optimal(view, rules_name, engine="z3")
+    assert fast.status == reference.status
+    if fast.status == "optimal":
+        assert fast.values == reference.values
+        assert not violations(view, fast.assignment, rules_name)
+
+
+@pytest.mark.parametrize("n, t, seed, leaving", [(4, 10, 1, False), (4, 10, 2, True), (5, 12, 3, True), (5, 12, 4, False)])
+def test_cluster_families_agree_with_staged_z3_and_pass_the_oracle(n, t, seed, leaving):
+    view = cluster(n, t, seed=seed, leaving=leaving)
+    result = solve_placement(view, "ha", small=0)
+    assert result.status == "optimal" and all(b.proven for b in result.objectives)
+    reference = optimal(view, "ha", engine="z3", timeout=60)
+    assert reference.status == "optimal" and reference.values == result.values
+    assert not violations(view, result.assignment, "ha") and accepted(view, result.assignment)
+
+
+def own_box(prob, host, caps, denominator):
+    """Per group (each subtopology and ``(all)``), the box a layout lies in at its own level and width."""
+    counts = {g: {m: 0 for m in caps} for g in [*prob.subs, "(all)"]}
+    for t, m in host.items():
+        if m in caps:
+            counts[subtopology_of(t)][m] += 1
+            counts["(all)"][m] += 1
+    box = {}
+    for g, n in counts.items():
+        top = max(Fraction(n[m], caps[m]) for m in caps)
+        p, k = int(top * denominator), imbalance(n, caps)
+        box[g] = {m: (max(0, math.ceil(Fraction(p * c, denominator)) - k), (p * c) // denominator) for m, c in caps.items()}
+    return box
+
+
+@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True)])
+def test_level_cuts_hold_at_every_layout_own_box(seed, leaving):
+    """Each feasibility cut holds at the own box of any layout; each cost cut is below its cost (the cuts are valid, not just tight)."""
+    view = cluster(6, 20, seed=seed, leaving=leaving)
+    facts = Facts(view, "ha")
+    prob = placement._Problem(view, facts)
+    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    searched = placement._search_levels(prob, inst, subs, placement.Deadline(None))
+    assert searched.done and searched.cuts
+    caps = dict(prob.caps)
+    denominator = math.lcm(*set(caps.values()))
+    rng = random.Random(seed)
+    for _ in range(200):
+        host = {t: rng.choice(facts.active_hosts[t]) for t in view.task_ids}
+        box = own_box(prob, host, caps, denominator)
+        moves = sum(1 for t, o in facts.owner.items() if host[t] != o)
+        cost = prob.weight * moves + sum(1 for t, m in host.items() if m in prob.penalty[t])
+        for cut in searched.cuts:
+            assert benders.holds(cut, box, cost), cut
+
+
+def test_a_timeout_gives_the_best_valid_answer_with_honest_flags():
+    view = cluster(20, 200, seed=1, leaving=True)
+    result = optimal(view, "ha", timeout=1e-9)  # the deadline has passed at the first check
+    assert result.status == INCONCLUSIVE and result.assignment is not None
+    assert not violations(view, result.assignment, "ha") and accepted(view, result.assignment)
+    earlier = True
+    for b in result.objectives:
+        assert b.lower <= b.value
+        assert b.proven == (earlier and b.unconditional and b.lower == b.value)
+        earlier = earlier and b.proven
+    assert not all(b.proven for b in result.objectives)
+    assert result.to_json()["assignment"] is not None
+
+
+def test_a_bound_met_under_an_unproven_layer_is_not_proven():
+    bounds = (Bound("imbalance", 1, 1, "flow-cut", ""), Bound("spread", 42, 33, "flow-cut", ""), Bound("moves", 7, 7, "flow-duals", ""),
+              Bound("restore", 3, 2, "arithmetic", "", given="moves = 7"))
+    result = Optimum(status=INCONCLUSIVE, rules="ha", assignment=None, objectives=bounds)
+    flags = {o["name"]: (o["proven"], o["unconditional"]) for o in result.to_json()["objectives"]}
+    assert flags == {"imbalance": (True, True), "spread": (False, True), "moves": (False, True), "restore": (False, False)}
+
+
+def test_the_greedy_start_keeps_the_rules_on_a_leaving_cluster():
+    view = cluster(10, 50, seed=3, leaving=True)
+    start = Incumbent(view, Facts(view, "ha"))
+    assert start.answer is not None and start.source == "greedy"
+    assert not violations(view, start.answer, "ha") and accepted(view, start.answer)
