@@ -208,6 +208,11 @@ def cpsat(view: RebalanceInput, facts: Facts, cap: float):
     return time.monotonic() - started, "optimal", values
 
 
+def _most(seconds) -> str:
+    seconds = list(seconds)
+    return f"{max(seconds):.1f}" if seconds else "-"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--families", default="unequal,leaving", help=f"comma-separated, of {', '.join(FAMILIES)}")
@@ -257,8 +262,8 @@ def main(argv=None) -> int:
         cp = [r for r in rows if r[4] == "optimal"]
         gaps = [f"{r[0].bound('spread').value} vs {r[0].bound('spread').lower}" for r in rows if r[0].status != "optimal"]
         agree = "yes" if all(r[5] in ("yes", "-") for r in rows) else "NO"
-        print(f"| {family} | {size} | {len(proven)}/{len(rows)} | {max((r[1] for r in proven), default=float('nan')):.1f} | {', '.join(gaps) or '-'} | "
-              f"{sum(r[2] for r in rows)}/{len(rows)} accepted | {len(cp)}/{len(rows)} | {max((r[3] for r in cp), default=float('nan')):.1f} | {agree} |", flush=True)
+        print(f"| {family} | {size} | {len(proven)}/{len(rows)} | {_most(r[1] for r in proven)} | {', '.join(gaps) or '-'} | "
+              f"{sum(r[2] for r in rows)}/{len(rows)} accepted | {len(cp)}/{len(rows)} | {_most(r[3] for r in cp)} | {agree} |", flush=True)
     return 0
 
 

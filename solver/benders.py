@@ -109,13 +109,23 @@ class _Master:
         return out
 
 
-def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool, saturating):
+def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool, saturating, linear: bool = False):
+    """The cut as a Z3 constraint; ``linear``: ``min(hi, Q)`` as a fresh integer below both (no ``If``)."""
     parts = [z3.IntVal(constant)] + [c * master.term(b, g, m) for (b, g, m), c in coefficients.items()]
-    for g, m, q in saturating:
+    side = []
+    for i, (g, m, q) in enumerate(saturating):
         hi = master.term("hi", g, m)
-        parts.append(hi if q is None else z3.If(hi < q, hi, z3.IntVal(q)))
+        if q is None:
+            parts.append(hi)
+        elif linear:  # only ever wanted large: at its best it is min(hi, Q)
+            v = z3.Int(f"sat#{len(master.cuts)}.{i}")
+            side += [v <= hi, v <= q]
+            parts.append(v)
+        else:
+            parts.append(z3.If(hi < q, hi, z3.IntVal(q)))
     expr = z3.Sum(parts)
-    return (cost >= expr) if lhs_is_cost else (expr >= 0)
+    cut = (cost >= expr) if lhs_is_cost else (expr >= 0)
+    return z3.And(side + [cut]) if side else cut
 
 
 class LevelMaster:
@@ -129,7 +139,10 @@ class LevelMaster:
     inequalities every layout's own box keeps: ``p >= D*top_g`` and ``K >= least_g`` (flow-proven
     floors), ``K`` at least ``ceil(p*c_m/D)`` where member ``m`` cannot take the group at all,
     the box's upper bounds room for the group's tasks (when no leaving member may take them),
-    its lower bounds no more than them, and the cuts. The instance group ``(all)`` is a group
+    its lower bounds no more than them, and the cuts. The master is linear, without ``If``: a
+    lower bound ``lo >= max(0, ceil - K)`` and a saturated ``min(hi, Q)`` are integers the cuts
+    only ever want small (large), so at any model they can take exactly those values, and
+    :meth:`box` reads the box from ``p`` and ``K`` alone. The instance group ``(all)`` is a group
     too, its ``K`` fixed at the proven least imbalance; ``width`` is the sum of the
     subtopologies' ``K``: the spread.
     """
@@ -161,7 +174,8 @@ class LevelMaster:
                 h, up = z3.Int(f"h[{g},{c}]"), z3.Int(f"c[{g},{c}]")
                 cons += [d * h <= p * c, p * c <= d * h + d - 1, d * up - d + 1 <= p * c, p * c <= d * up, up - k <= h]
                 self.h[(g, c)], self.up[(g, c)] = h, up
-                self.lo[(g, c)] = z3.If(up - k > 0, up - k, 0)
+                lo = self.lo[(g, c)] = z3.Int(f"lo[{g},{c}]")  # only ever wanted small: at its best max(0, up - k)
+                cons += [lo >= 0, lo >= up - k]
             cons.append(k <= self.up[(g, max(caps.values()))])
             for m in sorted(unreachable.get(g, ())):
                 cons.append(k >= self.up[(g, caps[m])])
@@ -187,7 +201,7 @@ class LevelMaster:
         return out
 
     def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
-        self.cuts.append((name, _cut_expr(self, self.cost, coefficients, constant, lhs_is_cost, saturating)))
+        self.cuts.append((name, _cut_expr(self, self.cost, coefficients, constant, lhs_is_cost, saturating, linear=True)))
 
     def box(self, model) -> dict:
         d = self.denominator
@@ -301,7 +315,7 @@ def _optimality_cut(arcs, supplies, potentials, members, groups):
     return coefficients, constant
 
 
-def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, master=None) -> BoxSearch:
+def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, master=None, known=None) -> BoxSearch:
     """Least spread, then least ``W*moves + cold`` at it, over per-subtopology boxes (see the module doc).
 
     Parameters
@@ -318,6 +332,9 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
     master : optional
         A :class:`LevelMaster` (capacities, leaving members); by default the equal-capacity
         master over ``lo_s``/``hi_s``.
+    known : optional
+        ``(width, box)``: the own box of a layout already found (every cut holds at it), so the
+        spread is searched by bisection between the proven floor and ``width``.
     """
     master = master or _Master(subs, floors, members, totals, unreachable)
     staying = frozenset(members)
@@ -349,22 +366,32 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         out.master_checks += 1
         return check_named(master.base + master.cuts + extra, deadline=deadline)
 
-    # spread: the least L whose master admits a box some flow fits
+    # spread: the least L whose master admits a box some flow fits (bisection once a box is known)
     box = master.start(floors)
     width = sum(floors[s][1] for s in master.subs)
     empty = any(lo > hi for bounds in box.values() for lo, hi in bounds.values())
     found = None if empty else judge(box)
-    while found is None:
+    best_width, best_box = (width, box) if found is not None else (known if known is not None else (None, None))
+    while found is None or out.spread_lower < best_width:
+        if best_width is not None and out.spread_lower >= best_width:  # the known box is optimal: its flow
+            box, width = best_box, best_width
+            found = judge(box)
+            if found is None:
+                raise AssertionError("no flow fits the box of a known layout")
+            break
         if deadline.passed:
             return out
-        result, model, _ = ask([("try:spread", master.width() <= out.spread_lower)])
+        mid = out.spread_lower if best_width is None else (out.spread_lower + best_width - 1) // 2
+        result, model, _ = ask([("try:spread", master.width() <= mid)])
         if result == z3.unsat:
-            out.spread_lower += 1
+            out.spread_lower = mid + 1
             continue
         if result != z3.sat:
             return out
         box, width = master.box(model), master.spread_of(model)
-        found = judge(box)
+        candidate = judge(box)
+        if candidate is not None:
+            found, best_width, best_box = candidate, width, box
     out.spread = width
     if out.spread != out.spread_lower:
         raise AssertionError("a box wider than the proven spread")

@@ -65,7 +65,7 @@ from rebalproof.solver.benders import LevelMaster, search_boxes
 from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
 from rebalproof.solver.incumbent import Incumbent
 from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
-from rebalproof.solver.objectives import OBJECTIVES, evaluate
+from rebalproof.solver.objectives import OBJECTIVES, evaluate, imbalance
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
 from rebalproof.solver.staged import Deadline
@@ -418,7 +418,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         if deadline.passed:
             return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)
         levels = not (one_box and len(set(prob.caps.values())) == 1 and not prob.leaving)
-        searched = _search_levels(prob, inst, subs, deadline) if levels else _search_boxes(prob, inst, subs, deadline)
+        searched = _search_levels(prob, inst, subs, deadline, incumbent) if levels else _search_boxes(prob, inst, subs, deadline)
         why = "some group has several boxes (unequal capacities or leaving members)" if not single else f"the spread bound {lb} is not reachable together with imbalance {inst.least}"
         notes.append(
             f"{why}: Benders over per-subtopology {'levels and widths' if levels else 'boxes'} "
@@ -513,7 +513,7 @@ def _relaxed(prob: _Problem, inst: GroupBalance):
     return (best[3].cost if best is not None else None), best
 
 
-def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Deadline):
+def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Deadline, incumbent=None):
     """Spread then moves/restore over per-group levels and widths (:class:`rebalproof.solver.benders.LevelMaster`).
 
     Serves unequal capacities (several boxes per group) and leaving members (hosts without
@@ -534,6 +534,7 @@ def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dea
     master = LevelMaster(subs=prob.subs, floors=floors, caps={m: prob.caps[m] for m in members}, totals={s: totals[s] for s in prob.subs},
                          unreachable=unreachable, free=dict(free), instance=(inst.top, inst.least))
     cost_floor, _ = _relaxed(prob, inst)
+    known = _own_box(prob, incumbent, master.denominator) if incumbent is not None and incumbent.values is not None and incumbent.values.imbalance == inst.least else None
 
     def split(box):
         return box["(all)"], {s: box[s] for s in prob.subs}
@@ -542,8 +543,26 @@ def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dea
         subs=prob.subs, floors=floors, members=members, totals=dict(totals), unreachable=unreachable,
         network=lambda box: _stage3_network(prob, *split(box)),
         stage3=lambda box: _flow_stage3(prob, *split(box)),
-        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, master=master,
+        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, master=master, known=known,
     )
+
+
+def _own_box(prob: _Problem, incumbent, denominator: int):
+    """``(spread, box)`` of the incumbent's actives: per group its own level (top load) and width (imbalance)."""
+    counts = {g: {m: 0 for m in prob.caps} for g in [*prob.subs, "(all)"]}
+    for m, a in incumbent.answer.members:
+        if m in prob.caps:
+            for t in a.active:
+                counts[subtopology_of(t)][m] += 1
+                counts["(all)"][m] += 1
+    box, spread = {}, 0
+    for g, n in counts.items():
+        top = max(Fraction(n[m], prob.caps[m]) for m in prob.caps)
+        k = imbalance(n, prob.caps)
+        spread += k if g != "(all)" else 0
+        p = int(top * denominator)
+        box[g] = {m: (max(0, -(-p * c // denominator) - k), p * c // denominator) for m, c in prob.caps.items()}
+    return spread, box
 
 
 def _spread_bound(lb: int, searched, floor_proof: str):

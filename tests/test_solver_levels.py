@@ -27,9 +27,9 @@ from solver import cluster  # noqa: E402  (the benchmark's cluster families)
 
 
 @st.composite
-def mixed_views(draw):
+def mixed_views(draw, max_members=4, max_tasks=5):
     """Small views with capacities 1/2/4 and, half the time, a leaving member that held work."""
-    view = draw(views(max_members=4, max_tasks=5))
+    view = draw(views(max_members=max_members, max_tasks=max_tasks))
     members = []
     for m in view.members:
         members.append(type(m)(id=m.id, capacity=draw(st.sampled_from((1, 2, 4))), leaving=m.leaving, active=m.active, standby=m.standby, lags=dict(m.lags)))
@@ -58,7 +58,7 @@ def test_levels_agree_with_brute_force(view, rules_name):
 
 
 @settings(max_examples=15)
-@given(mixed_views(), st.sampled_from(("ha", "learner")))
+@given(mixed_views(max_members=3, max_tasks=4), st.sampled_from(("ha", "learner")))
 def test_levels_agree_with_staged_z3(view, rules_name):
     fast = solve_placement(view, rules_name, small=0)
     reference = optimal(view, rules_name, engine="z3")
@@ -68,12 +68,12 @@ def test_levels_agree_with_staged_z3(view, rules_name):
         assert not violations(view, fast.assignment, rules_name)
 
 
-@pytest.mark.parametrize("n, t, seed, leaving", [(4, 10, 1, False), (4, 10, 2, True), (5, 12, 3, True), (5, 12, 4, False)])
+@pytest.mark.parametrize("n, t, seed, leaving", [(3, 8, 1, False), (3, 8, 2, True), (4, 8, 3, True), (4, 8, 4, False)])
 def test_cluster_families_agree_with_staged_z3_and_pass_the_oracle(n, t, seed, leaving):
     view = cluster(n, t, seed=seed, leaving=leaving)
     result = solve_placement(view, "ha", small=0)
     assert result.status == "optimal" and all(b.proven for b in result.objectives)
-    reference = optimal(view, "ha", engine="z3", timeout=60)
+    reference = optimal(view, "ha", engine="z3")
     assert reference.status == "optimal" and reference.values == result.values
     assert not violations(view, result.assignment, "ha") and accepted(view, result.assignment)
 
