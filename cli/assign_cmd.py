@@ -53,6 +53,19 @@ def save_finding(error: AssignorError, directory: str | Path) -> Path:
     return path
 
 
+def read_assign_input(input_path: Path):
+    """The leader's view `assign` runs on: a readable input with at least one member.
+
+    An input with no members is the user's mistake, not the assignor's (no answer can keep
+    one-active), so it is an input error (exit 2) rather than a finding.
+    """
+    view = decode_input(read_json(input_path, what="input"))
+    if not view.members:
+        raise InputError(f"input '{input_path}' has no members: a rebalance assigns tasks to the group's members; "
+                         "list at least one in \"members\"")
+    return view
+
+
 @click.command("assign")
 @click.option("--assignor", "spec", required=True, metavar="SPEC",
               help="built-in name (ha, learner:version=1, ...), py:package.module:function or exec:COMMAND")
@@ -71,10 +84,7 @@ def command(spec: str, input_path: Path, timeout: float, check: bool, rules: str
     Exit 0 when the answer keeps every promised property (or --no-check), 1 on a violation or
     a finding (the assignor crashed, timed out or answered no valid assignment), 2 on bad usage.
     """
-    view = decode_input(read_json(input_path, what="input"))
-    if not view.members:  # the user's mistake, not the assignor's (no answer can keep one-active)
-        raise InputError(f"input '{input_path}' has no members: a rebalance assigns tasks to the group's members; "
-                         "list at least one in \"members\"")
+    view = read_assign_input(input_path)
     with resolve(spec, timeout=check_timeout(timeout)) as assignor:
         try:
             assignment = assignor(view)

@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rebalproof import reading
+from rebalproof.cli.assign_cmd import read_assign_input
 from rebalproof.cli.main import main
 from rebalproof.corpus import check_corpus
 from rebalproof.errors import InputError
@@ -126,9 +127,9 @@ def check_exit(case: Case, code: int, out: str, err: str, rejected: InputError |
         assert code in (0, 1), f"{steps}: the reader accepts the file but the command exits 2: {err}"
 
 
-# -- inputs: read_json + decode_input; `assign --assignor sticky INPUT` --------------------------
+# -- inputs: read_json + decode_input (+ at least one member); `assign --assignor sticky INPUT` ----
 def read_input(path: Path):
-    return decode_input(read_json(path, what="input"))
+    return read_assign_input(path)
 
 
 @fuzz("input")
