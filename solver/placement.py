@@ -317,6 +317,11 @@ def _soft_layout(prob: _Problem, inst_box: dict, sub_boxes: dict):
     solution = bounded_min_cost(soft, supplies)
     if solution is None:
         return None
+    return _decode_flow(prob, solution)
+
+
+def _decode_flow(prob: _Problem, solution):
+    """The host of every task from a stage-3 flow: per class, units sent to each slot or kept."""
     counts, kept = defaultdict(dict), defaultdict(dict)
     for key, cls in prob.classes.items():
         for m in cls.hosts:
@@ -337,15 +342,7 @@ def _flow_stage3(prob: _Problem, inst_box: dict | None, sub_boxes: dict):
     solution = bounded_min_cost(arcs, supplies)
     if solution is None:
         return None
-    counts, kept = defaultdict(dict), defaultdict(dict)
-    for key, cls in prob.classes.items():
-        for m in cls.hosts:
-            counts[key][m] = solution.flow[(("class", key), ("slot", cls.sub, m))]
-        for o in cls.owners:
-            f = solution.flow[(("class", key), ("stay", key, o))]
-            counts[key][o] = counts[key].get(o, 0) + f
-            kept[key][o] = f
-    host = prob.decode(counts, kept)
+    host = _decode_flow(prob, solution)
     moves = sum(1 for t, o in prob.facts.owner.items() if host[t] != o)
     cold = sum(1 for t, m in host.items() if m in prob.penalty[t])
     if solution.cost != w * moves + cold:
