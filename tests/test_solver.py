@@ -150,3 +150,21 @@ def test_flow_certificates_are_sound(network):
     for node, units in supplies.items():
         sent = sum(f for (u, _), f in solution.flow.items() if u == node) - sum(f for (_, v), f in solution.flow.items() if v == node)
         assert sent == units
+
+
+def agrees_with_brute_force(view, rules_name):
+    """The flow path's answer (no enumeration) against scoring every layout: its result, or None
+    when the view is too big to enumerate; an infeasible view must be reported infeasible."""
+    if not small_enough(view):
+        return None
+    from rebalproof.solver.objectives import OBJECTIVES
+    from rebalproof.solver.placement import solve_placement
+
+    result = solve_placement(view, rules_name, small=0)
+    expected = brute_force(view, rules_name)
+    if expected is None:
+        assert result.status == "infeasible"
+        return None
+    assert result.status == "optimal"
+    assert tuple(result.values[n] for n in OBJECTIVES) == expected
+    return result

@@ -13,7 +13,7 @@ from rebalproof.solver.objectives import OBJECTIVES
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import solve_placement
 from rebalproof.solver.rules import Facts, violations
-from test_solver import bounded_networks, brute_force, small_enough, views
+from test_solver import agrees_with_brute_force, bounded_networks, views
 
 sys.path.insert(0, str(ROOT / "bench"))
 from solver import generate  # noqa: E402  (the benchmark's deterministic inputs)
@@ -31,15 +31,7 @@ def test_doctests():
 @settings(max_examples=25)
 @given(views(max_members=3, max_tasks=3), st.sampled_from(("ha", "sticky", "learner")))
 def test_flow_path_without_enumeration_agrees_with_brute_force(view, rules_name):
-    if not small_enough(view):
-        return
-    result = solve_placement(view, rules_name, small=0)
-    expected = brute_force(view, rules_name)
-    if expected is None:
-        assert result.status == "infeasible"
-        return
-    assert result.status == "optimal"
-    assert tuple(result.values[n] for n in OBJECTIVES) == expected
+    agrees_with_brute_force(view, rules_name)
 
 
 @settings(max_examples=25)

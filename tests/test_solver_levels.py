@@ -15,12 +15,12 @@ from rebalproof.model.names import subtopology_of
 from rebalproof.oracle import check
 from rebalproof.solver import benders, placement
 from rebalproof.solver.incumbent import Incumbent
-from rebalproof.solver.objectives import OBJECTIVES, imbalance
+from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import solve_placement
 from rebalproof.solver.result import INCONCLUSIVE, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
-from test_solver import brute_force, small_enough, views
+from test_solver import agrees_with_brute_force, views
 
 sys.path.insert(0, str(ROOT / "bench"))
 from solver import cluster  # noqa: E402  (the benchmark's cluster families)
@@ -46,15 +46,8 @@ def accepted(view, answer, rules="ha") -> bool:
 @settings(max_examples=30)
 @given(mixed_views(), st.sampled_from(("ha", "sticky", "learner")))
 def test_levels_agree_with_brute_force(view, rules_name):
-    if not small_enough(view):
-        return
-    result = solve_placement(view, rules_name, small=0)
-    expected = brute_force(view, rules_name)
-    if expected is None:
-        assert result.status == "infeasible"
-        return
-    assert result.status == "optimal" and all(b.proven for b in result.objectives)
-    assert tuple(result.values[n] for n in OBJECTIVES) == expected
+    result = agrees_with_brute_force(view, rules_name)
+    assert result is None or all(b.proven for b in result.objectives)
 
 
 @settings(max_examples=15)
