@@ -6,8 +6,12 @@ by property (``one-active``, ``no-colocation``, ``warmup-bound``, ``standby-coun
 the rule set does not promise is shown as ``not promised``, never dropped.
 
 Exit 0 when every promised property holds, 1 when one is violated (each violation named on its
-own line, with its tasks and instances), 2 when a file is not valid JSON, not in the
-contract's shape, or the answer names ids the input does not (one line, no traceback).
+own line, with its tasks and instances), 2 when INPUT.json is not valid JSON, not in the
+contract's shape or has no member (as for ``assign``), or a file cannot be read as JSON at all (one line, no traceback). OUTPUT.json
+is the implementation's answer: valid JSON that is no assignment for INPUT.json (another value
+than an object, unknown fields, a member or task id the input does not name, an input member
+left out) is a *finding* (#10 item 2), exit 1, reported as the violated ``assignor-answers``
+with the message corpus mode gives such a record (:func:`rebalproof.oracle.judge`).
 
 ``--json`` prints one object instead of the table: ``{"rules", "ok", "violations": [names],
 "verdicts": [...]}`` (:meth:`rebalproof.oracle.OracleReport.to_json`).
@@ -28,22 +32,27 @@ from pathlib import Path
 
 import click
 
+from rebalproof.cli.assign_cmd import read_assign_input
 from rebalproof.cli.render import print_table, print_verdicts, summary_line, verdict_details
 from rebalproof.corpus import check_corpus
 from rebalproof.errors import InputError
 from rebalproof.model.codec import read_json
-from rebalproof.oracle import OracleReport, check
+from rebalproof.oracle import OracleReport
+from rebalproof.oracle import judge as judge_answer
 from rebalproof.properties import RULE_SETS
 
 __all__ = ["command", "judge", "summary"]
 
 
 def judge(input_path: Path, output_path: Path, *, rules: str) -> OracleReport:
-    """The oracle on one pair of files; :class:`InputError` when either is not valid.
+    """The oracle on one pair of files (:func:`rebalproof.oracle.judge`).
 
-    One line of a future ``--corpus`` would run :func:`rebalproof.oracle.check` the same way.
+    :class:`InputError` when INPUT.json is not a valid input or a file is not JSON at all (the
+    reader's checks, as for a corpus line); an answer that is JSON but no assignment for the
+    input is a finding in the report, as in corpus mode.
     """
-    return check(read_json(input_path, what="input"), read_json(output_path, what="output"), rules=rules)
+    view = read_assign_input(input_path)  # at least one member, as `assign` reads it
+    return judge_answer(view, read_json(output_path, what="output"), rules=rules)
 
 
 def summary(report: OracleReport) -> str:
@@ -71,8 +80,9 @@ def command(input_path: Path | None, output_path: Path | None, rules: str, as_js
             allow_empty: bool, engine: str, master: str | None, partitions: int | None, worst_dir: Path | None) -> int:
     """Check the assignment in OUTPUT.json for the rebalance in INPUT.json.
 
-    Exit 0 when every promised property holds, 1 on a violation, 2 on a file that is not
-    valid JSON, not in the contract's shape, or names ids the input does not.
+    Exit 0 when every promised property holds, 1 on a violation or an answer that is no
+    assignment for the input (a finding), 2 on an input that is not valid or a file that is
+    not JSON.
     """
     if engine == "local" and (master or partitions or worst_dir):
         raise InputError("--master, --partitions and --worst-dir go with --engine spark (and --corpus FILE.jsonl)")

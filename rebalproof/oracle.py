@@ -18,7 +18,11 @@ from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.catalogue import check_assignment, check_rules
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["OracleReport", "check"]
+__all__ = ["ANSWERS", "OracleReport", "check", "judge"]
+
+#: The property a malformed answer violates: the name ``check`` gives the run property (an
+#: assignor answered no assignment for its view) and corpus mode counts as malformed answers.
+ANSWERS = "assignor-answers"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,4 +145,38 @@ def check(input, output, *, rules: str = "ha") -> OracleReport:
     check_rules(rules)
     view = _view(input)
     answer = _answer(output, view)
+    return OracleReport(rules=rules, verdicts=check_assignment(view, answer, rules=rules))
+
+
+def judge(input, output, *, rules: str = "ha") -> OracleReport:
+    """:func:`check`, with an answer that is no assignment for its input judged as a *finding*.
+
+    #10 item 2: "Malformed answers are findings, wherever an assignor answers". ``output`` is
+    the implementation's answer: when it is not an ``Assignment`` object of the contract
+    (another JSON value, unknown fields, a member or task id ``input`` does not name, an input
+    member left out) the report holds one violated verdict, :data:`ANSWERS`, whose message
+    is the one corpus mode gives a malformed record (``the answer is no assignment for its
+    input: ...``). ``input`` and ``rules`` are the user's: their mistakes still raise.
+
+    Raises
+    ------
+    InputError
+        When ``input`` breaks the contract or ``rules`` names no rule set.
+
+    Examples
+    --------
+    >>> rebalance = {"tasks": [{"id": "0_0"}], "members": [{"id": "I1"}]}
+    >>> report = judge(rebalance, {"assignment": {"I1": {"active": ["0_0"]}, "I9": {}}})
+    >>> report.ok, [v.property for v in report.violations]
+    (False, ['assignor-answers'])
+    >>> print(report.violations[0].message)
+    the answer is no assignment for its input: assignment: unknown member 'I9': the input's members are I1
+    """
+    check_rules(rules)
+    view = _view(input)
+    try:  # any JSON value is read as the contract's object, as corpus mode reads a record's output
+        answer = _answer(output, view) if isinstance(output, Assignment) else decode_assignment(output, view)
+    except InputError as exc:
+        finding = Verdict(property=ANSWERS, status=Status.VIOLATED, message=f"the answer is no assignment for its input: {exc}")
+        return OracleReport(rules=rules, verdicts=(finding,))
     return OracleReport(rules=rules, verdicts=check_assignment(view, answer, rules=rules))

@@ -102,15 +102,40 @@ def test_oracle_json(capsys, tmp_path):
         ("{not json", json.dumps(KEEP), "not valid JSON"),
         (json.dumps(INPUT), "[1, 2", "not valid JSON"),
         (json.dumps({**INPUT, "colour": "blue"}), json.dumps(KEEP), "unknown field 'colour'"),
-        (json.dumps(INPUT), json.dumps({"assignment": {"I1": {"active": ["9_9"]}, "I2": {}}}), "unknown task '9_9'"),
-        (json.dumps(INPUT), json.dumps({"assignment": {"I1": {}}}), "member 'I2' of the input is missing"),
-        (json.dumps(INPUT), json.dumps({"members": {}}), "unknown field 'members'"),
+        (json.dumps({**INPUT, "members": []}), json.dumps(KEEP), "members"),
     ],
 )
 def test_oracle_bad_input_is_one_line_exit_2(capsys, tmp_path, input_text, output_text, says):
     code, out, err = run(capsys, "oracle", write(tmp_path, "in.json", input_text), write(tmp_path, "out.json", output_text))
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and says in err
+
+
+@pytest.mark.parametrize(
+    "answer, says",
+    [
+        ({"assignment": {"I1": {"active": ["9_9"]}, "I2": {}}}, "unknown task '9_9'"),
+        ({"assignment": {"I1": {}, "I2": {}, "I9": {}}}, "unknown member 'I9'"),
+        ({"assignment": {"I1": {}}}, "member 'I2' of the input is missing"),
+        ({"members": {}}, "unknown field 'members'"),
+        ({"assignment": {"I1": {"active": ["0_0"], "standby": "0_1"}, "I2": {}}}, "assignment.I1.standby"),
+        ([{"I1": ["0_0"]}], "must be a JSON object"),
+    ],
+)
+def test_oracle_an_answer_that_is_no_assignment_for_its_input_is_a_finding(capsys, tmp_path, answer, says):
+    """#10 item 2: OUTPUT.json is the implementation's answer, so a malformed one is a finding (exit 1)
+    named as check names it (assignor-answers) with corpus mode's message, not a usage error."""
+    code, out, err = run(capsys, "oracle", write(tmp_path, "in.json", INPUT), write(tmp_path, "out.json", answer))
+    assert code == 1 and err == ""
+    line = next(l for l in out.splitlines() if l.startswith("violated: assignor-answers: "))
+    assert "the answer is no assignment for its input: " in line and says in line
+    code, out, _ = run(capsys, "oracle", "--json", write(tmp_path, "in.json", INPUT), write(tmp_path, "out.json", answer))
+    result = json.loads(out)
+    assert code == 1 and result["ok"] is False and result["violations"] == ["assignor-answers"]
+    assert says in result["verdicts"][0]["message"]
+    record = json.dumps({"input": INPUT, "output": answer}) + "\n"
+    code, out, _ = run(capsys, "oracle", "--corpus", write(tmp_path, "c.jsonl", record))
+    assert code == 1 and says in out  # the same answer in a corpus: the same finding
 
 
 def test_oracle_missing_file(capsys, tmp_path):
