@@ -29,6 +29,7 @@ really tight at its flow). A timeout leaves the bounds proven so far.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import z3
@@ -36,7 +37,7 @@ import z3
 from rebalproof.solver.flow import deficient_set, potential_bound
 from rebalproof.solver.staged import Deadline, check_named
 
-__all__ = ["BoxSearch", "LevelMaster", "search_boxes", "holds"]
+__all__ = ["BoxSearch", "LevelMaster", "search_boxes", "search_levels", "holds"]
 
 
 @dataclass
@@ -129,7 +130,7 @@ def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool
 
 
 class LevelMaster:
-    """The master with capacities (and leaving members): per group a level ``p/D`` and a width ``K``.
+    """The master with capacities (and leaving members): per group a level ``p/D`` and a width ``K``; CP-SAT solves it.
 
     ``D`` is the least common multiple of the staying members' capacities, so every top load
     ``n/c`` is some ``p/D``. A layout's own box in group ``g`` is, for member ``m`` with ``c_m``
@@ -139,57 +140,125 @@ class LevelMaster:
     inequalities every layout's own box keeps: ``p >= D*top_g`` and ``K >= least_g`` (flow-proven
     floors), ``K`` at least ``ceil(p*c_m/D)`` where member ``m`` cannot take the group at all,
     the box's upper bounds room for the group's tasks (when no leaving member may take them),
-    its lower bounds no more than them, and the cuts. The master is linear, without ``If``: a
-    lower bound ``lo >= max(0, ceil - K)`` and a saturated ``min(hi, Q)`` are integers the cuts
-    only ever want small (large), so at any model they can take exactly those values, and
-    :meth:`box` reads the box from ``p`` and ``K`` alone. The instance group ``(all)`` is a group
-    too, its ``K`` fixed at the proven least imbalance; ``width`` is the sum of the
-    subtopologies' ``K``: the spread.
+    its lower bounds no more than them, and the cuts. It is linear: a lower bound ``lo >=
+    max(0, ceil - K)`` and a saturated ``min(hi, Q)`` are integers the cuts only ever want small
+    (large), so at any solution they can take exactly those values, and the box is read from ``p``
+    and ``K`` alone. The instance group ``(all)`` is a group too, its ``K`` fixed at the proven
+    least imbalance; the width is the sum of the subtopologies' ``K``: the spread.
+
+    Solved by CP-SAT (OR-tools) as an optimisation, a fresh model per solve (one worker, a fixed
+    seed: deterministic), so nothing is kept between solves but the cut data: :meth:`solve`
+    minimises the width or, with the width bounded, the cost. CP-SAT's proven objective bound is
+    a lower bound of the master, hence of every layout. On the cluster benchmark it answers in
+    a fraction of the time the Z3 master took (20x200: 39 solves in 22 s against 8 Z3 checks in
+    17 s, one run on a loaded machine).
     """
 
-    def __init__(self, *, subs, floors, caps, totals, unreachable, free, instance):
+    def __init__(self, *, subs, floors, caps, totals, unreachable, free, instance, cost_ceiling: int):
         self.subs = list(subs)
         self.caps = dict(caps)
         self.members = tuple(caps)
         self.groups = frozenset(self.subs) | ({"(all)"} if instance is not None else set())
-        self.cost = z3.Int("cost")
         self.denominator = math.lcm(*sorted(set(caps.values())))
-        d = self.denominator
-        self.p, self.k, self.h, self.up, self.lo = {}, {}, {}, {}, {}
-        self.base, self.cuts = [], []
-        floors = dict(floors)
-        totals = dict(totals)
+        floors, totals = dict(floors), dict(totals)
         if instance is not None:
             floors["(all)"] = instance
             totals["(all)"] = sum(totals[s] for s in self.subs)
-        ordered = self.subs + (["(all)"] if instance is not None else [])
-        self.floors = floors
-        for g in ordered:
-            top, least = floors[g]
-            total = totals[g]
-            p = self.p[g] = z3.Int(f"p[{g}]")
-            k = self.k[g] = z3.IntVal(least) if g == "(all)" else z3.Int(f"k[{g}]")
-            cons = [p >= int(top * d), p <= d * max(total, 1), k >= least]
-            for c in sorted(set(caps.values())):
-                h, up = z3.Int(f"h[{g},{c}]"), z3.Int(f"c[{g},{c}]")
-                cons += [d * h <= p * c, p * c <= d * h + d - 1, d * up - d + 1 <= p * c, p * c <= d * up, up - k <= h]
-                self.h[(g, c)], self.up[(g, c)] = h, up
-                lo = self.lo[(g, c)] = z3.Int(f"lo[{g},{c}]")  # only ever wanted small: at its best max(0, up - k)
-                cons += [lo >= 0, lo >= up - k]
-            cons.append(k <= self.up[(g, max(caps.values()))])
-            for m in sorted(unreachable.get(g, ())):
-                cons.append(k >= self.up[(g, caps[m])])
-            if not free.get(g):
-                cons.append(z3.Sum([self.h[(g, caps[m])] for m in self.members]) >= total)
-            cons.append(z3.Sum([self.lo[(g, caps[m])] for m in self.members]) <= total)
-            self.base.append((f"box[{g}]", z3.And(cons)))
+        self.floors, self.totals = floors, totals
+        self.unreachable = {g: tuple(sorted(unreachable.get(g, ()))) for g in self.groups}
+        self.free = {g: bool(free.get(g)) for g in self.groups}
+        self.ordered = self.subs + (["(all)"] if instance is not None else [])
+        self.cost_ceiling = cost_ceiling
+        self.cuts = []  # (coefficients, saturating, constant, is_cost)
 
-    def width(self):
-        return z3.Sum([self.k[s] for s in self.subs]) if self.subs else z3.IntVal(0)
+    def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
+        self.cuts.append((dict(coefficients), tuple(saturating), constant, lhs_is_cost))
 
-    def term(self, bound: str, group: str, member: str):
-        c = self.caps[member]
-        return self.h[(group, c)] if bound == "hi" else self.lo[(group, c)]
+    def _build(self):
+        from ortools.sat.python import cp_model
+
+        model = cp_model.CpModel()
+        d = self.denominator
+        capset = sorted(set(self.caps.values()))
+        v = {"p": {}, "k": {}, "h": {}, "up": {}, "lo": {}}
+        for g in self.ordered:
+            top, least = self.floors[g]
+            total = self.totals[g]
+            big = d * max(total, 1) * capset[-1] + d
+            p = v["p"][g] = model.NewIntVar(int(top * d), d * max(total, 1), f"p[{g}]")
+            k = v["k"][g] = model.NewConstant(least) if g == "(all)" else model.NewIntVar(least, big, f"k[{g}]")
+            for c in capset:
+                h = v["h"][(g, c)] = model.NewIntVar(0, big, f"h[{g},{c}]")
+                up = v["up"][(g, c)] = model.NewIntVar(0, big, f"c[{g},{c}]")
+                lo = v["lo"][(g, c)] = model.NewIntVar(0, big, f"lo[{g},{c}]")
+                model.Add(d * h <= c * p)
+                model.Add(c * p <= d * h + d - 1)
+                model.Add(d * up - d + 1 <= c * p)
+                model.Add(c * p <= d * up)
+                model.Add(up - k <= h)
+                model.Add(lo >= up - k)
+            model.Add(k <= v["up"][(g, capset[-1])])
+            for m in self.unreachable[g]:
+                model.Add(k >= v["up"][(g, self.caps[m])])
+            if not self.free[g]:
+                model.Add(sum(v["h"][(g, self.caps[m])] for m in self.members) >= total)
+            model.Add(sum(v["lo"][(g, self.caps[m])] for m in self.members) <= total)
+        cost = model.NewIntVar(0, self.cost_ceiling, "cost")
+
+        def term(bound, g, m):
+            return v["h" if bound == "hi" else "lo"][(g, self.caps[m])]
+
+        for i, (coefficients, saturating, constant, is_cost) in enumerate(self.cuts):
+            parts = [c * term(b, g, m) for (b, g, m), c in coefficients.items()]
+            for j, (g, m, q) in enumerate(saturating):
+                hi = term("hi", g, m)
+                if q is None:
+                    parts.append(hi)
+                else:  # only ever wanted large: at its best min(hi, Q)
+                    s = model.NewIntVar(0, max(0, q), f"sat#{i}.{j}")
+                    model.Add(s <= hi)
+                    parts.append(s)
+            expr = sum(parts) + constant
+            model.Add(cost >= expr) if is_cost else model.Add(expr >= 0)
+        width = sum(v["k"][s] for s in self.subs) if self.subs else 0
+        return model, v, cost, width
+
+    def solve(self, *, objective: str, deadline, spread: int | None = None):
+        """Minimise ``objective`` (``"spread"``, or ``"cost"`` with the spread at most ``spread``).
+
+        Returns ``(status, bound, box, value)``: ``status`` ``"optimal"``, ``"feasible"`` (a
+        timeout with a box), ``"infeasible"`` or ``"unknown"``; ``bound`` a proven lower bound of
+        the objective over every layout (None unless proven), ``box`` the master's box.
+        """
+        from ortools.sat.python import cp_model
+
+        seconds = None if deadline.end is None else deadline.end - time.monotonic()
+        if seconds is not None and seconds <= 0:
+            return "unknown", None, None, None
+        model, v, cost, width = self._build()
+        if objective == "spread":
+            model.Minimize(width)
+        else:
+            model.Add(width <= spread)
+            model.Minimize(cost)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = 0
+        if seconds is not None:
+            solver.parameters.max_time_in_seconds = seconds
+        status = solver.Solve(model)
+        if status == cp_model.INFEASIBLE:
+            return "infeasible", None, None, None
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return "unknown", None, None, None
+        d = self.denominator
+        box = {}
+        for g in self.groups:
+            p, k = solver.Value(v["p"][g]), solver.Value(v["k"][g])
+            box[g] = {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in self.caps.items()}
+        value = round(solver.ObjectiveValue())
+        bound = math.ceil(solver.BestObjectiveBound() - 1e-6)
+        return ("optimal" if status == cp_model.OPTIMAL else "feasible"), bound, box, value
 
     def start(self, floors=None) -> dict:
         d = self.denominator
@@ -199,21 +268,6 @@ class LevelMaster:
             p = int(top * d)
             out[g] = {m: (max(0, -(-p * c // d) - least), p * c // d) for m, c in self.caps.items()}
         return out
-
-    def add_cut(self, name, coefficients: dict, constant: int, lhs_is_cost: bool = False, saturating=()):
-        self.cuts.append((name, _cut_expr(self, self.cost, coefficients, constant, lhs_is_cost, saturating, linear=True)))
-
-    def box(self, model) -> dict:
-        d = self.denominator
-        out = {}
-        for g in self.groups:
-            p = model.eval(self.p[g], model_completion=True).as_long()
-            k = model.eval(self.k[g], model_completion=True).as_long()
-            out[g] = {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in self.caps.items()}
-        return out
-
-    def spread_of(self, model) -> int:
-        return sum(model.eval(self.k[s], model_completion=True).as_long() for s in self.subs)
 
 
 def _slot(arc, members, groups):
@@ -315,6 +369,45 @@ def _optimality_cut(arcs, supplies, potentials, members, groups):
     return coefficients, constant
 
 
+class _Judges:
+    """The flows that judge the master's boxes, and the checked cuts they give back to it."""
+
+    def __init__(self, master, members, network, stage3, out: BoxSearch):
+        self.master, self.network, self.stage3, self.out = master, network, stage3, out
+        self.staying, self.groups = frozenset(members), master.groups
+
+    def _feasibility(self, box, arcs, supplies, inside):
+        coefficients, saturating, constant = _feasibility_cut(arcs, supplies, inside, self.staying, self.groups)
+        if _evaluate(coefficients, constant, box, saturating) >= 0:
+            raise AssertionError("the feasibility cut does not cut off the box it came from")
+        self.out.feasibility_cuts += 1
+        self.out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
+        self.master.add_cut(f"cut:feasible#{self.out.feasibility_cuts}", coefficients, constant, saturating=saturating)
+
+    def judge(self, box):
+        """The stage-3 flow of ``box``, or None after adding a feasibility cut."""
+        self.out.flows += 1
+        found = self.stage3(box)
+        if found is not None:
+            return found
+        arcs, supplies = self.network(box)
+        inside = deficient_set(arcs, supplies)
+        if inside is None:
+            raise AssertionError("no min-cost flow, yet no deficient set")
+        self._feasibility(box, arcs, supplies, inside)
+        return None
+
+    def price(self, box, found):
+        """Add the optimality cut of ``found`` (the least-cost flow of ``box``), checked tight at ``box``."""
+        arcs, supplies = self.network(box)
+        coefficients, constant = _optimality_cut(arcs, supplies, found[3].potentials, self.staying, self.groups)
+        if _evaluate(coefficients, constant, box) != found[3].cost:
+            raise AssertionError("the potential bound is not tight at its own flow")
+        self.out.optimality_cuts += 1
+        self.out.cuts.append(("cost", coefficients, (), constant))
+        self.master.add_cut(f"cut:cost#{self.out.optimality_cuts}", coefficients, constant, lhs_is_cost=True)
+
+
 def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, master=None, known=None) -> BoxSearch:
     """Least spread, then least ``W*moves + cold`` at it, over per-subtopology boxes (see the module doc).
 
@@ -337,30 +430,9 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
         spread is searched by bisection between the proven floor and ``width``.
     """
     master = master or _Master(subs, floors, members, totals, unreachable)
-    staying = frozenset(members)
-    groups = master.groups
     out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
-
-    def cut_feasibility(box, arcs, supplies, inside):
-        coefficients, saturating, constant = _feasibility_cut(arcs, supplies, inside, staying, groups)
-        if _evaluate(coefficients, constant, box, saturating) >= 0:
-            raise AssertionError("the feasibility cut does not cut off the box it came from")
-        out.feasibility_cuts += 1
-        out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
-        master.add_cut(f"cut:feasible#{out.feasibility_cuts}", coefficients, constant, saturating=saturating)
-
-    def judge(box):
-        """The stage-3 flow of ``box``, or None after adding a feasibility cut."""
-        arcs, supplies = network(box)
-        out.flows += 1
-        found = stage3(box)
-        if found is not None:
-            return found
-        inside = deficient_set(arcs, supplies)
-        if inside is None:
-            raise AssertionError("no min-cost flow, yet no deficient set")
-        cut_feasibility(box, arcs, supplies, inside)
-        return None
+    judges = _Judges(master, members, network, stage3, out)
+    judge, cut_optimality = judges.judge, judges.price
 
     def ask(extra):
         out.master_checks += 1
@@ -400,15 +472,6 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
     # moves and restore: least flow cost over the boxes of that spread
     domain = [("opt:spread", master.width() <= out.spread)]
 
-    def cut_optimality(box, found):
-        arcs, supplies = network(box)
-        coefficients, constant = _optimality_cut(arcs, supplies, found[3].potentials, staying, groups)
-        if _evaluate(coefficients, constant, box) != found[3].cost:
-            raise AssertionError("the potential bound is not tight at its own flow")
-        out.optimality_cuts += 1
-        out.cuts.append(("cost", coefficients, (), constant))
-        master.add_cut(f"cut:cost#{out.optimality_cuts}", coefficients, constant, lhs_is_cost=True)
-
     cut_optimality(box, found)
     while out.cost_lower < out.best[3].cost:
         if deadline.passed:
@@ -428,4 +491,64 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
             out.best = found
         cut_optimality(box, found)
     out.done = True
+    return out
+
+
+def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, known=None) -> BoxSearch:
+    """Least spread, then least ``W*moves + cold`` at it, by Benders with the CP-SAT :class:`LevelMaster`.
+
+    The classical loop: the master's least width (a proven lower bound of the spread, since
+    every layout's own box keeps every inequality) proposes a box; a flow either fits it (then
+    that width is the spread) or gives a checked feasibility cut. Then the same for the cost
+    with the spread fixed, each fitting flow giving an optimality cut tight at its box. ``known``
+    (``(width, box)``, the own box of a layout found already) is the incumbent: the search stops
+    as soon as the master's bound meets it. A timeout leaves the bounds proven so far.
+    """
+    out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
+    judges = _Judges(master, members, network, stage3, out)
+    best = None  # (width, box, stage-3 flow)
+    if known is not None:
+        found = judges.judge(known[1])
+        if found is None:
+            raise AssertionError("no flow fits the box of a known layout")
+        best = (known[0], known[1], found)
+    while best is None or out.spread_lower < best[0]:
+        if deadline.passed:
+            return out
+        out.master_checks += 1
+        status, bound, box, value = master.solve(objective="spread", deadline=deadline)
+        if status == "infeasible":
+            raise AssertionError("the master admits no box, yet the rules admit a layout")
+        if bound is not None:
+            out.spread_lower = max(out.spread_lower, bound)
+        if status != "optimal":
+            return out
+        if best is not None and out.spread_lower >= best[0]:
+            break
+        found = judges.judge(box)
+        if found is not None:
+            best = (value, box, found)
+    width, box, found = best
+    out.spread, out.best = width, found
+    judges.price(box, found)
+    while out.cost_lower < out.best[3].cost:
+        if deadline.passed:
+            return out
+        out.master_checks += 1
+        status, bound, box, value = master.solve(objective="cost", spread=width, deadline=deadline)
+        if status == "infeasible":
+            raise AssertionError("the master admits no box at the proven spread")
+        if bound is not None:
+            out.cost_lower = max(out.cost_lower, bound)
+        if out.cost_lower >= out.best[3].cost:
+            break
+        if status != "optimal":
+            return out
+        found = judges.judge(box)
+        if found is None:
+            continue
+        if found[3].cost < out.best[3].cost:
+            out.best = found
+        judges.price(box, found)
+    out.done = out.cost_lower >= out.best[3].cost
     return out

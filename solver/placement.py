@@ -61,7 +61,7 @@ from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.solver.benders import LevelMaster, search_boxes
+from rebalproof.solver.benders import LevelMaster, search_boxes, search_levels
 from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
 from rebalproof.solver.incumbent import Incumbent
 from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
@@ -87,6 +87,11 @@ class GroupBalance:
     boxes: tuple
     proof: str
     exact: bool = True
+
+
+def lam_text(lam: Fraction) -> str:
+    """A level as people write it: ``5/4``, ``2``."""
+    return f"{lam}" if lam.denominator != 1 else f"{lam.numerator}"
 
 
 def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 8) -> GroupBalance:
@@ -144,9 +149,26 @@ def analyse_group(classes, caps: dict[str, int], *, name: str, max_boxes: int = 
             f"({upper_cut.say()} below it), and at level {load} or above {name} <= {least - 1} needs each member m "
             f"to get at least ceil({load}*c_m) - {least - 1} ({lower_cut.say()})"
         )
-    # boxes: levels from top upwards while the lower bounds can still be met
-    boxes, exact = [], True
     lam = top
+    if least == 0 and any((top * caps[m]).denominator != 1 for m in members):
+        # imbalance 0 puts every member at exactly lam*c_m, so lam*c_m is whole for every m: lam is a
+        # multiple of 1/g (g the capacities' gcd). Only leaving hosts (free) make the total on the
+        # staying members vary, so the first such level above the least top load may still fail;
+        # higher levels only raise what each member must get.
+        g = math.gcd(*caps.values())
+        lam = Fraction(math.ceil(top * g), g)
+        exact_at = {m: int(lam * caps[m]) for m in members}
+        short = fills_over(classes, exact_at)
+        over = fits_under(classes, exact_at | {m: total for m in free})
+        if not (short.ok and over.ok):
+            least, lam = 1, top
+            load = f"{top}" if top.denominator != 1 else f"{top.numerator}"
+            level = f"{lam_text(Fraction(math.ceil(top * g), g))}"
+            cut = short if not short.ok else over
+            proof = (f"{name} <= 0 is infeasible: it puts each member m at exactly L*c_m for one level L, so L is a multiple of 1/{g} "
+                     f"and at least the least top load {load}; at the first such level {level} {cut.say()}, and higher levels only ask more of every member")
+    # boxes: levels from lam upwards while the lower bounds can still be met
+    boxes, exact = [], True
     while True:
         box = {m: (max(0, math.ceil(lam * caps[m]) - least), math.floor(lam * caps[m])) for m in members}
         boxes.append(box)
@@ -408,7 +430,8 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         for box in inst.boxes:
             guess = _soft_layout(prob, box, {s: g.boxes[0] for s, g in subs.items()})
             if guess is not None and incumbent.offer(place_standbys(view, facts, guess), "flow with soft boxes"):
-                notes.append(f"a flow with soft subtopology boxes finds spread {incumbent.values.spread} (the floors sum to {lb})")
+                note = f"a flow with soft subtopology boxes finds spread {incumbent.values.spread} (the floors sum to {lb})"
+                notes[:] = [n for n in notes if not n.startswith("a flow with soft subtopology boxes")] + [note]
             if deadline.passed:
                 break
     if stage3 is None:
@@ -419,7 +442,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         why = "some group has several boxes (unequal capacities or leaving members)" if not single else f"the spread bound {lb} is not reachable together with imbalance {inst.least}"
         notes.append(
             f"{why}: Benders over per-subtopology {'levels and widths' if levels else 'boxes'} "
-            f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} Z3 master checks)"
+            f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} {'CP-SAT' if levels else 'Z3'} master {'solves' if levels else 'checks'})"
         )
         if not searched.done:
             return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
@@ -428,7 +451,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
 
     host, moves, cold, solution = stage3
     benders = engine == "flow+benders"
-    union = " (the least over every box set of optimal spread, by Benders: the Z3 master over feasibility and potential cuts is unsat below it)" if benders else ""
+    union = " (the least over every box set of optimal spread, by Benders: the master over feasibility and potential cuts admits no box below it)" if benders else ""
     bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
     bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     bounds["warmups"] = (0, "arithmetic", "warmups is at least 0")
@@ -528,19 +551,20 @@ def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dea
             totals[cls.sub] += len(cls.tasks)
     unreachable = {g: [m for m in members if m not in reach[g]] for g in [*prob.subs, "(all)"]}
     floors = {s: (g.top, g.least) for s, g in subs.items()}
+    tasks = sum(len(c.tasks) for c in prob.classes.values())
     master = LevelMaster(subs=prob.subs, floors=floors, caps={m: prob.caps[m] for m in members}, totals={s: totals[s] for s in prob.subs},
-                         unreachable=unreachable, free=dict(free), instance=(inst.top, inst.least))
+                         unreachable=unreachable, free=dict(free), instance=(inst.top, inst.least), cost_ceiling=prob.weight * (tasks + 1) + tasks)
     cost_floor, _ = _relaxed(prob, inst)
     known = _own_box(prob, incumbent, master.denominator) if incumbent is not None and incumbent.values is not None and incumbent.values.imbalance == inst.least else None
 
     def split(box):
         return box["(all)"], {s: box[s] for s in prob.subs}
 
-    return search_boxes(
-        subs=prob.subs, floors=floors, members=members, totals=dict(totals), unreachable=unreachable,
+    return search_levels(
+        master=master, members=members,
         network=lambda box: _stage3_network(prob, *split(box)),
         stage3=lambda box: _flow_stage3(prob, *split(box)),
-        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, master=master, known=known,
+        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, known=known,
     )
 
 
@@ -566,7 +590,7 @@ def _spread_bound(lb: int, searched, floor_proof: str):
     if searched.spread == lb:
         return (lb, "flow-cut" if lb else "arithmetic", floor_proof)
     return (searched.spread, "benders", f"every subtopology is at least its own least ({floor_proof or 'each at least 0'}); with the instance box those floors meet "
-            f"in no layout, and the Z3 master over per-subtopology boxes with {searched.feasibility_cuts} feasibility cuts (each a node set no flow can feed, "
+            f"in no layout, and the master over per-subtopology boxes (Z3; CP-SAT with capacities or leaving members) with {searched.feasibility_cuts} feasibility cuts (each a node set no flow can feed, "
             f"checked by summing its arcs' bounds) is unsat for spread <= {searched.spread - 1}")
 
 
@@ -581,7 +605,7 @@ def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, se
     found = None
     if searched is not None:
         if searched.spread_lower > bounds["spread"][0]:
-            bounds["spread"] = (searched.spread_lower, "benders", f"the Z3 master over per-subtopology boxes is unsat for spread <= {searched.spread_lower - 1}")
+            bounds["spread"] = (searched.spread_lower, "benders", f"the master over per-subtopology boxes and checked cuts admits no box of spread <= {searched.spread_lower - 1}")
         if searched.cost_lower:
             bounds["moves"] = (searched.cost_lower // w, "benders" if searched.best else "flow-duals", f"least cost {w}*moves + cold actives proven >= {searched.cost_lower}")
         found = searched.best

@@ -86,9 +86,9 @@ def own_box(prob, host, caps, denominator):
     return box
 
 
-# seed 6 with a leaving member is left out: its level search does not finish within minutes (a
-# known weakness of the Benders master, issue #13), and this test is about the cuts' validity
-@pytest.mark.parametrize("seed, leaving", [(5, False), (8, True)])
+# seed 6 with a leaving member once never finished: its instance group's least imbalance was read
+# as 0 at a level no layout can be balanced at (test_a_leaving_host_does_not_make_imbalance_0_out_of_a_fractional_level)
+@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True), (8, True)])
 def test_level_cuts_hold_at_every_layout_own_box(seed, leaving):
     """Each feasibility cut holds at the own box of any layout; each cost cut is below its cost (the cuts are valid, not just tight)."""
     view = cluster(6, 20, seed=seed, leaving=leaving)
@@ -137,3 +137,14 @@ def test_the_greedy_start_keeps_the_rules_on_a_leaving_cluster():
     start = Incumbent(view, Facts(view, "ha"))
     assert start.answer is not None and start.source == "greedy"
     assert not violations(view, start.answer, "ha") and accepted(view, start.answer)
+
+
+def test_a_leaving_host_does_not_make_imbalance_0_out_of_a_fractional_level():
+    """With a leaving host the staying total varies: imbalance 0 needs a level where every member's share is whole."""
+    view = cluster(6, 20, seed=6, leaving=True)
+    prob = placement._Problem(view, Facts(view, "ha"))
+    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+    assert prob.leaving and inst.least == 1 and "multiple of 1/" in inst.proof
+    assert all(lo <= hi for box in inst.boxes for lo, hi in box.values())
+    result = optimal(view, "ha", timeout=120)
+    assert result.status == "optimal" and result.values["imbalance"] == 1 and accepted(view, result.assignment)
