@@ -210,7 +210,8 @@ def bounded_min_cost(arcs, supplies: dict) -> FlowSolution | None:
     Parameters
     ----------
     arcs : iterable of (u, v, lo, hi, cost)
-        Arcs with lower and upper bounds (``hi`` None: unbounded) and integer unit cost.
+        Arcs with lower and upper bounds (``hi`` None: unbounded) and integer unit cost; the
+        network has no cycle through unbounded arcs (every network here is layered).
     supplies : dict
         Node -> units it sends (positive) or takes (negative); they sum to 0.
 
@@ -219,48 +220,66 @@ def bounded_min_cost(arcs, supplies: dict) -> FlowSolution | None:
     FlowSolution or None
         The flow on the original arcs and node potentials ``pi`` with
         ``cost + pi[u] - pi[v] >= 0`` on every residual arc (checked here): the proof that no
-        cheaper flow exists.
+        cheaper flow exists. The flow comes from OR-tools' min-cost flow (C++); nothing it says
+        is trusted but through those potentials and the bounds, both checked here.
     """
-    graph = nx.DiGraph()
-    demand: dict = {}
-    lows = {}
-    base_cost = 0
-    for u, v, lo, hi, cost in arcs:
+    from ortools.graph.python import min_cost_flow
+
+    arcs = list(arcs)
+    index: dict = {}
+    for u, v, lo, hi, _ in arcs:
         if hi is not None and hi < lo:
             return None
-        demand[u] = demand.get(u, 0) + lo
-        demand[v] = demand.get(v, 0) - lo
-        lows[(u, v)] = lo
-        base_cost += lo * cost
-        attrs = {"weight": cost}
-        if hi is not None:
-            attrs["capacity"] = hi - lo
-        if graph.has_edge(u, v):
+        index.setdefault(u, len(index))
+        index.setdefault(v, len(index))
+    for node in supplies:
+        index.setdefault(node, len(index))
+    seen = set()
+    for u, v, *_ in arcs:
+        if (u, v) in seen:
             raise ValueError(f"parallel arc {u}->{v}")
-        graph.add_edge(u, v, **attrs)
+        seen.add((u, v))
+    net = {n: 0 for n in index}
     for node, units in supplies.items():
-        demand[node] = demand.get(node, 0) - units
-    for node, d in demand.items():
-        graph.add_node(node)
-        graph.nodes[node]["demand"] = d
-    try:
-        cost, flow = nx.network_simplex(graph)
-    except nx.NetworkXUnfeasible:
+        net[node] += units
+    base_cost = 0
+    for u, v, lo, _hi, cost in arcs:
+        net[u] -= lo
+        net[v] += lo
+        base_cost += lo * cost
+    big = sum(abs(x) for x in net.values()) + 1  # no arc of a cycle-free network carries more
+    solver = min_cost_flow.SimpleMinCostFlow()
+    for u, v, lo, hi, cost in arcs:
+        solver.add_arc_with_capacity_and_unit_cost(index[u], index[v], big if hi is None else hi - lo, cost)
+    for node, units in net.items():
+        if units:
+            solver.set_node_supply(index[node], units)
+    if solver.solve() != solver.OPTIMAL:
         return None
-    result = {(u, v): flow[u][v] + lows[(u, v)] for u, v in graph.edges}
-    potentials = _potentials(graph, flow)
-    return FlowSolution(flow=result, cost=cost + base_cost, potentials=potentials)
+    result = {(u, v): solver.flow(i) + lo for i, (u, v, lo, _hi, _cost) in enumerate(arcs)}
+    for u, v, lo, hi, _ in arcs:  # the bounds, checked
+        if result[(u, v)] < lo or (hi is not None and result[(u, v)] > hi):
+            raise AssertionError("the flow breaks an arc's bounds")
+    balance = {n: supplies.get(n, 0) for n in index}
+    for (u, v), f in result.items():
+        balance[u] -= f
+        balance[v] += f
+    if any(balance.values()):
+        raise AssertionError("the flow breaks conservation")
+    potentials = _potentials(arcs, result)
+    return FlowSolution(flow=result, cost=sum(c * result[(u, v)] for u, v, _lo, _hi, c in arcs), potentials=potentials)
 
 
-def _potentials(graph: nx.DiGraph, flow) -> dict:
+def _potentials(arcs, flow: dict) -> dict:
     """Shortest-path potentials on the residual graph (SPFA); raise if a negative cycle exists."""
-    residual: dict = {n: [] for n in graph.nodes}
-    for u, v, data in graph.edges(data=True):
-        f, w = flow[u][v], data["weight"]
-        cap = data.get("capacity")
-        if cap is None or f < cap:
+    residual: dict = {}
+    for u, v, lo, hi, w in arcs:
+        residual.setdefault(u, [])
+        residual.setdefault(v, [])
+        f = flow[(u, v)]
+        if hi is None or f < hi:
             residual[u].append((v, w))
-        if f > 0:
+        if f > lo:
             residual[v].append((u, -w))
     dist = {n: 0 for n in residual}
     queue = deque(residual)
@@ -363,30 +382,32 @@ def _hoffman_cut(arcs, supplies: dict):
     problem from a super source to a super sink; a flow that cannot meet every demand leaves a
     cut whose sink side is the node set Hoffman's condition rejects.
     """
+    from ortools.graph.python import max_flow
+
     need: dict = {}
-    graph = nx.DiGraph()
     for u, v, lo, hi, _ in arcs:
         need[u] = need.get(u, 0) + lo
         need[v] = need.get(v, 0) - lo
-        if hi is None:
-            graph.add_edge(u, v)
-        else:
-            graph.add_edge(u, v, capacity=hi - lo)
     for node, units in supplies.items():
         need[node] = need.get(node, 0) - units
-    want = 0
+    index = {n: i for i, n in enumerate(need)}
+    source, sink = len(index), len(index) + 1
+    want = sum(d for d in need.values() if d > 0)
+    big = want + 1  # an unbounded arc is never in a cut worth less than what is wanted
+    solver = max_flow.SimpleMaxFlow()
+    for u, v, lo, hi, _ in arcs:
+        solver.add_arc_with_capacity(index[u], index[v], big if hi is None else hi - lo)
     for node, d in need.items():
         if d > 0:
-            graph.add_edge(node, "*sink*", capacity=d)
-            want += d
+            solver.add_arc_with_capacity(index[node], sink, d)
         elif d < 0:
-            graph.add_edge("*source*", node, capacity=-d)
-    graph.add_node("*source*")
-    graph.add_node("*sink*")
-    value, (side, _) = nx.minimum_cut(graph, "*source*", "*sink*")
-    if value >= want:
+            solver.add_arc_with_capacity(source, index[node], -d)
+    if solver.solve(source, sink) != solver.OPTIMAL:
+        raise AssertionError("max flow did not finish")
+    if solver.optimal_flow() >= want:
         return None
-    return need, {n for n in need if n not in side}
+    side = set(solver.get_source_side_min_cut())
+    return need, {n for n in need if index[n] not in side}
 
 
 def _short(arcs, supplies: dict, inside) -> bool:
