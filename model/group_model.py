@@ -365,11 +365,7 @@ class GroupModel:
                 continue
             ready = m.ready
             if self.protocol.ready_rejoin:
-                # a learner given to a member that is already caught up on it is ready at once
-                fresh = [w for w in warmup if w not in m.warmup and w in self._stateful]
-                if any(lags.get(w) == CAUGHT_UP for w in fresh):
-                    stateful = [w for w in warmup if w in self._stateful]
-                    ready = ready or self.protocol.partial_rebalance or all(lags.get(w) == CAUGHT_UP for w in stateful)
+                ready = ready or self._ready_at_delivery(m, warmup, lags)
             members.append(
                 m._replace(
                     active=active,
@@ -380,6 +376,34 @@ class GroupModel:
                 )
             )
         return s._replace(members=tuple(members), pending=pending, triggers=triggers, leader=leader, memory=memory)
+
+    def _ready_at_delivery(self, m: MemberState, warmup: tuple[str, ...], lags: dict) -> bool:
+        """Whether member ``m``, sent the learners ``warmup``, becomes ready (to rejoin) on delivery.
+
+        Seed 001 (KIP-429), "Learner Task Essential": "When the restoration of learner task is
+        complete, the stream instance will initiate a new JoinGroupRequest to call out another
+        rebalance to do task transfer", and ``learner.partial.rebalance`` (Version 3.0): "If this
+        config is set to true, new member will proactively trigger rebalance when it finishes
+        restoring one learner task state each time, until it eventually finishes all the
+        replaying. Otherwise, new worker will batch the ready call to ask for single round of
+        rebalance."
+
+        A *fresh* learner (new to ``m``) whose state ``m`` already holds caught up is restored at
+        once: partial mode calls ready for it; batched mode when all of ``m``'s learners are then
+        caught up. Batched mode also calls ready when the delivery itself completes the batch: all
+        learners ``m`` keeps are caught up while those it held were not (the one still restoring
+        was promoted or taken away, another had caught up meanwhile, so no restore is left to
+        call ready). When the held ones were all caught up, ``m`` already called ready for them
+        (its rejoin led to this answer): keeping them as learners calls for nothing new.
+        """
+        stateful = [w for w in warmup if w in self._stateful]
+        all_caught_up = bool(stateful) and all(lags.get(w) == CAUGHT_UP for w in stateful)
+        fresh = [w for w in stateful if w not in m.warmup]
+        if any(lags.get(w) == CAUGHT_UP for w in fresh):
+            return self.protocol.partial_rebalance or all_caught_up
+        if self.protocol.partial_rebalance or not all_caught_up:
+            return False
+        return not all(lags.get(w) == CAUGHT_UP for w in m.warmup if w in self._stateful)
 
     def _member_update(self, s: GroupState, member_id: str, fn) -> GroupState | None:
         members = list(s.members)

@@ -223,15 +223,14 @@ def test_every_justification_quotes_its_seed_word_for_word():
         assert normal(why.quote) in seed, f"{name}: not in seed {why.seed[:3]}: {why.quote}"
 
 
-# -- a model gap the calibration found (learner v2/v4 at --events 3) --------------------------------
+# -- a model gap the calibration found (learner v2/v4 at --events 3), fixed ------------------------
+# GroupModel._deliver used to mark only *fresh* caught-up learners ready: a member whose last
+# unready learner was promoted by a delivery, its other learner having caught up between the
+# rebalance and the delivery, never rejoined, so learner v2 at --events 3 kept a leaving member for
+# ever (scale-down-completes violated, 465,189 states). Seed 001: "When the restoration of learner
+# task is complete, the stream instance will initiate a new JoinGroupRequest".
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "GroupModel._deliver marks only *fresh* caught-up learners ready: a member whose last unready "
-    "learner is promoted by the delivery, its other learner having caught up between the rebalance and "
-    "the delivery, never rejoins (seed 001: 'When the restoration of learner task is complete, the stream "
-    "instance will initiate a new JoinGroupRequest'), so learner v2 at --events 3 keeps a leaving member "
-    "for ever (scale-down-completes, 465,189 states). Fixing it changes learner state counts: re-pin them."))
 def test_a_member_whose_remaining_learners_are_all_caught_up_after_a_delivery_rejoins():
     from rebalproof.model.group_model import GroupModel
     from rebalproof.model.group_state import BEHIND, CAUGHT_UP, GroupState, MemberState
@@ -247,3 +246,24 @@ def test_a_member_whose_remaining_learners_are_all_caught_up_after_a_delivery_re
     i3 = next(m for m in after.members if m.id == "I3")
     assert i3.warmup == ("1_1",) and i3.lag("1_1") == CAUGHT_UP
     assert i3.ready, "its only learner is caught up: it should rejoin so the leaving I2 can hand 1_1 over"
+
+
+def test_a_member_kept_on_learners_it_already_called_ready_for_does_not_rejoin_again():
+    """The other side of the batched rule: a member whose held learners were all caught up has
+    already called ready for them (its rejoin led to this answer); being sent them again calls for
+    nothing new, or a rule that keeps a learner would make the member rejoin for ever."""
+    from rebalproof.model.group_model import GroupModel
+    from rebalproof.model.group_state import BEHIND, CAUGHT_UP, GroupState, MemberState
+
+    with resolve("learner") as learner:
+        model = GroupModel(protocol=protocol("learner"), bounds=Bounds(events=3), assignor=learner, assignor_name="learner")
+        owner = MemberState(id="I2", active=("1_0", "1_1"), lags=(("1_0", CAUGHT_UP), ("1_1", CAUGHT_UP)))
+        learning = MemberState(id="I3", active=("0_0",), warmup=("1_0", "1_1"),
+                               lags=(("0_0", CAUGHT_UP), ("0_1", BEHIND), ("1_0", CAUGHT_UP), ("1_1", CAUGHT_UP)))
+        state = GroupState(members=(owner, learning), leader="I2", memory=("I2", "I3"), spawned=3, events=3,
+                           pending=(("I3", ("0_0", "0_1"), (), ("1_0", "1_1")),))
+        kept = model.next_state(state, Action("deliver", member="I3"))
+        partly = model.next_state(state._replace(pending=(("I3", ("0_0", "0_1"), (), ("1_1",)),)),
+                                  Action("deliver", member="I3"))
+    assert not next(m for m in kept.members if m.id == "I3").ready
+    assert not next(m for m in partly.members if m.id == "I3").ready
