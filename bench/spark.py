@@ -1,121 +1,153 @@
-"""Benchmark of the Spark exploration engines against the in-process ones, in one run.
+"""Benchmark of ``check --engine spark`` against the local engine, in one run (#11 item 5).
 
-Prints, for the same models:
+Runs the same ``rebalproof check`` command three times, each in a fresh process: ``--engine
+local``, ``--engine spark --master local[1]`` and ``--engine spark --master local[2]``, and prints
+for each the whole command's wall time, the exploration's, the CPU time of the whole process
+tree (driver, Spark's JVM, its Python workers: the figure to compare on a shared machine), the
+driver's peak RSS (the Python process that builds the result) and the JVM's, with the ratios
+within this run: Spark against local, ``local[2]`` against ``local[1]``. The three reports must
+be identical (statistics but timings, every property's verdict and trace); the machine's load
+average is printed before and after, since other jobs inflate wall times.
 
-- states/s of the local engine (the group model's explorer, and the toy reference BFS) and of
-  the Spark engine on ``local[1]`` and ``local[2]`` (every level on Spark, and the default
-  hybrid that expands small levels in the driver), with ratios to the local engine;
-- Spark's fixed cost per BFS level, measured on a chain (one state per level);
-- the size of a checkpoint of the group model's exploration.
-
-Run it on an otherwise idle machine: ``.venv/bin/python bench/spark.py`` (``--json FILE`` also
-writes the figures). Figures are context, not targets (SPARK-NOTES.md).
+Run: ``.venv/bin/python bench/spark.py [check options]`` (default: ``--events 3 --partitions 3
+--instances 4``... see ``--help``); ``--json FILE`` also writes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import os
+import resource
+import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+#: The default model: cooperative + ha, 4 instances (3 at the start), 2 events (118,253 states
+#: without symmetry); pass other ``check`` options after ``--`` to measure another.
+DEFAULT_CHECK = ["--instances", "4", "--initial", "3", "--events", "2", "--symmetry", "off"]
+ENGINES = (("local", []), ("spark local[1]", ["--engine", "spark", "--master", "local[1]"]),
+           ("spark local[2]", ["--engine", "spark", "--master", "local[2]"]))
 
-def _timed(fn):
+
+def _tree_cpu(root: int) -> float:
+    """CPU seconds (user + system) of the live descendants of ``root`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, tuple[float, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        stats[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    total, todo = 0.0, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, 0.0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def _peak_rss_of(pid: int) -> int:
+    """VmHWM (peak resident set) of a live process, bytes; 0 if unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def child(argv: list[str]) -> None:
+    """One engine's run in this process; prints one JSON line of figures."""
+    from rebalproof.cli.main import main
+
     started = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - started
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check", *argv, "--json"])
+    wall = time.perf_counter() - started
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    figures = {"code": code, "wall": wall, "driver_cpu": own.ru_utime + own.ru_stime,
+               "driver_peak_rss": own.ru_maxrss * 1024, "jvm_peak_rss": 0, "children_cpu": _tree_cpu(os.getpid())}
+    from rebalproof.pipeline.session import active_session
+
+    spark = active_session()
+    if spark is not None:
+        figures["jvm_peak_rss"] = _peak_rss_of(spark.sparkContext._gateway.proc.pid)
+    figures["report"] = json.loads(out.getvalue())
+    sys.__stdout__.write(json.dumps(figures) + "\n")
 
 
-def _group_model(events: int):
-    from rebalproof.model.assignors import builtin
-    from rebalproof.model.group_bounds import Bounds
-    from rebalproof.model.group_model import GroupModel
-    from rebalproof.model.group_protocol import protocol
-    from rebalproof.properties.run import RunContext
+def _comparable(report: dict) -> dict:
+    """The report without what may differ between engines and runs (timings, memory, engine)."""
+    out = dict(report)
+    stats = dict(out.pop("statistics", {}))
+    for key in ("seconds", "states_per_second", "peak_rss_bytes", "bytes_per_state", "assignor_calls"):
+        stats.pop(key, None)  # costs, not results (each Spark worker has its own assignor memo)
+    out["statistics"] = stats
+    for key in ("assignor_calls",):
+        out.pop(key, None)
+    return out
 
-    info = builtin("learner")
-    bounds = Bounds(instances=3, initial=2, events=events)
-    model = GroupModel(protocol=protocol("learner"), bounds=bounds, assignor=info.make(), assignor_name="learner")
-    return model, RunContext(protocol=model.protocol, rules=info.rules, bounds=bounds, assignor="learner")
 
-
-def _fresh(model):
-    """The same model without the assignor memo a previous run filled (a fair comparison)."""
-    import pickle
-
-    return pickle.loads(pickle.dumps(model))
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=2, help="membership events of the group model (2: ~20k states)")
-    parser.add_argument("--chain", type=int, default=60, help="levels of the chain that measures the fixed cost per level")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
-    args = parser.parse_args(argv)
-
-    from rebalproof.model.explorer import explore
-    from rebalproof.pipeline.bfs import Checkpointing, explore_distributed
-    from rebalproof.pipeline.groupbfs import explore_spark
-    from rebalproof.pipeline.session import spark_session, stop_session
-    from rebalproof.pipeline.space import explore_reference
-    from rebalproof.pipeline.toymodels import Chain, Counters
-    from rebalproof.properties.run import RunMonitor
-
-    figures: dict = {}
-    rows: list[tuple[str, str, int, float]] = []
-
-    model, ctx = _group_model(args.events)
-    local, seconds = _timed(lambda: explore(_fresh(model), monitor=RunMonitor(ctx, model)))
-    rows.append(("group model", "local explorer", local.states, seconds))
-    toy = Counters()
-    reference, toy_seconds = _timed(lambda: explore_reference(toy))
-    rows.append(("toy counters", "in-process reference", reference.states, toy_seconds))
-    chain = Chain(length=args.chain)
-
-    for master in ("local[1]", "local[2]"):
-        stop_session()
-        spark = spark_session(master=master)
-        spark.sparkContext.parallelize(range(8), 2).map(lambda x: x).collect()  # warm the workers
-        explore_distributed(Chain(length=5), spark=spark)  # and the job path
-        for label, below in (("every level on Spark", 0), ("hybrid (small levels in driver)", 1000)):
-            fresh = _fresh(model)
-            result, seconds = _timed(lambda: explore_spark(fresh, monitor=RunMonitor(ctx, fresh), spark=spark, local_below=below))
-            assert result.states == local.states and result.parent == local.parent, "the engines disagree"
-            rows.append(("group model", f"spark {master}, {label}", result.states, seconds))
-        result, seconds = _timed(lambda: explore_distributed(toy, spark=spark))
-        assert result == reference, "the engines disagree"
-        rows.append(("toy counters", f"spark {master}", result.states, seconds))
-        result, seconds = _timed(lambda: explore_distributed(chain, spark=spark, partitions=1))
-        per_level = seconds / (args.chain + 1)
-        figures[f"fixed_cost_per_level_{master}"] = per_level
-        if master == "local[2]":  # the size of a checkpoint holding (nearly) the whole exploration
-            with tempfile.TemporaryDirectory() as directory:
-                fresh = _fresh(model)
-                explore_spark(fresh, monitor=RunMonitor(ctx, fresh), spark=spark, local_below=0,
-                              checkpoint=Checkpointing(directory=directory, every_levels=1, every_seconds=None))
-                figures["checkpoint_bytes"] = sum(p.stat().st_size for p in Path(directory).rglob("*") if p.is_file())
-                figures["checkpoint_states"] = local.states
-                figures["checkpoint_edges"] = len(local.edge_src)
-    stop_session()
-
-    base = {name: next(s for n, e, _, s in rows if n == name and ("local" in e or "reference" in e)) for name in ("group model", "toy counters")}
-    out = sys.stdout
-    out.write(f"{'model':<13} {'engine':<44} {'states':>8} {'seconds':>8} {'states/s':>9} {'vs local':>8}\n")
-    for name, engine, states, seconds in rows:
-        ratio = base[name] / seconds
-        out.write(f"{name:<13} {engine:<44} {states:>8,} {seconds:>8.2f} {states / seconds:>9,.0f} {ratio:>7.2f}x\n")
-        figures.setdefault("runs", []).append({"model": name, "engine": engine, "states": states, "seconds": round(seconds, 3)})
-    for master in ("local[1]", "local[2]"):
-        out.write(f"Spark fixed cost per BFS level ({master}, chain of {args.chain} one-state levels): "
-                  f"{figures[f'fixed_cost_per_level_{master}']:.3f} s\n")
-    out.write(f"checkpoint of the group model ({figures['checkpoint_states']:,} states, {figures['checkpoint_edges']:,} edges, "
-              f"every level): {figures['checkpoint_bytes'] / 1e6:.2f} MB "
-              f"({figures['checkpoint_bytes'] / figures['checkpoint_states']:.0f} bytes/state)\n")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args, check = parser.parse_known_args(argv)
+    if check[:1] == ["--"]:
+        check = check[1:]
+    if args.child:
+        child(check)
+        return 0
+    check = check or DEFAULT_CHECK
+    print(f"check {' '.join(check)}: each engine in a fresh process; load average before: {_load()}")
+    rows = []
+    for label, engine in ENGINES:
+        done = subprocess.run([sys.executable, __file__, "--child", "--", *check, *engine],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            print(f"{label}: the run failed (exit {done.returncode})")
+            return 1
+        figures = json.loads(lines[-1])
+        figures["label"] = label
+        rows.append(figures)
+    base, one = rows[0], rows[1]
+    same = all(_comparable(r["report"]) == _comparable(base["report"]) for r in rows[1:])
+    states = base["report"]["statistics"]["distinct_states"]
+    print(f"{'engine':<15} {'states':>10} {'explore s':>9} {'command s':>9} {'CPU s':>7} {'driver RSS':>10} {'JVM RSS':>8} "
+          f"{'vs local':>8} {'vs local[1]':>11}")
+    for r in rows:
+        stats = r["report"]["statistics"]
+        cpu = r["driver_cpu"] + r["children_cpu"]
+        print(f"{r['label']:<15} {stats['distinct_states']:>10,} {stats['seconds']:>9.1f} {r['wall']:>9.1f} {cpu:>7.1f} "
+              f"{r['driver_peak_rss'] / 2**20:>6.0f} MiB {r['jvm_peak_rss'] / 2**20:>4.0f} MiB "
+              f"{r['wall'] / base['wall']:>7.2f}x {one['wall'] / r['wall'] if r is not base else float('nan'):>10.2f}x")
+    print(f"identical reports (states, edges, depth, every verdict and trace): {same}; exit {base['code']}; "
+          f"driver peak RSS per state: local {base['driver_peak_rss'] / states:,.0f} B, "
+          f"spark local[2] {rows[2]['driver_peak_rss'] / states:,.0f} B; load average after: {_load()}")
     if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    return 0
+        for r in rows:
+            r.pop("report")
+        args.json.write_text(json.dumps({"check": check, "states": states, "identical": same, "runs": rows}, indent=2) + "\n")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ between levels (a time limit is not reproducible anyway).
 
 from __future__ import annotations
 
+import pickle
 import time
 import uuid
 from array import array
@@ -60,8 +61,13 @@ class _Job:
         from rebalproof.properties.run import RunMonitor
 
         monitor = RunMonitor(self.ctx, self.model, properties=self.properties)
+        # the monitor's memos are pure functions of their keys: one per worker for the whole
+        # exploration (a task's own would judge again every view the previous tasks judged)
+        memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}})
+        monitor._attainable = memos["attainable"]
         if monitor.judge is not None:
             monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks
+            monitor.judge._memo = memos["judged"]
         return monitor
 
 
@@ -75,8 +81,10 @@ def _new_names(monitor, before: int) -> list[str]:
     return list(monitor.discoveries)[before:]
 
 
-def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states: list) -> dict:
-    """Expand one bucket of a level; everything the driver needs, in compact arrays."""
+def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states: list) -> tuple[dict, list]:
+    """Expand one bucket of a level: everything the driver needs, in compact arrays, and the
+    candidate states (the new successors not visited before this level, in ``cand_fp`` order),
+    which stay where they were made when the bucket is a Spark task."""
     started = time.process_time()
     model, fingerprint = job.model, job.fingerprinter
     monitor = job.new_monitor()
@@ -127,7 +135,6 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
         "cand_fp": cand_fp[keep],
         "cand_pos": np.array(cand_pos, dtype=np.int64)[keep],
         "cand_k": np.array(cand_k, dtype=np.int64)[keep],
-        "cand_states": kept_states,
     }
     if monitor is not None:
         state_disc = {}
@@ -153,14 +160,53 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
         )
     out["calls"] = getattr(chooser, "calls", 0) - calls
     out["cpu"] = time.process_time() - started
-    return out
+    return out, kept_states
+
+
+def _one_bucket(parts) -> tuple[np.ndarray, list]:
+    """The partition's frontier as one (positions, states) bucket (a partition holds one, or none)."""
+    positions, states = [], []
+    for p, s in parts:
+        positions.append(p)
+        states.extend(s)
+    return (np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)), states
 
 
 def _expand_task(job_bc, token: str, deltas, parts):
+    """Spark task: expand the partition's bucket; one ``(records, pickled candidate states)``.
+
+    The candidates are pickled here, once: the persisted RDD keeps them as one bytes value, so
+    collecting the records does not unpickle them, and only the next level's selection does.
+    """
     job = _load_job(job_bc, token)
     visited = worker_visited(token, deltas)
-    for positions, states in parts:
-        yield _expand_bucket(job, visited, positions, states)
+    out, kept_states = _expand_bucket(job, visited, *_one_bucket(parts))
+    yield out, pickle.dumps(kept_states, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _records(element) -> dict:
+    return element[0]
+
+
+def _select_task(selection_bc, index: int, parts):
+    """Spark task: the next level's frontier bucket of partition ``index``, from its candidates.
+
+    ``selection_bc.value[index]`` is ``(local, positions)``: which of the partition's candidate
+    states won (first discoverer in the local explorer's order) and their positions in the level.
+    """
+    local, positions = selection_bc.value[index]
+    for _, blob in parts:
+        states = pickle.loads(blob)
+        yield positions, [states[i] for i in local.tolist()]
+
+
+def _gather(frontier_rdd, n: int) -> list:
+    """The frontier's states in the driver, by position (for a small level or a checkpoint)."""
+    states: list = [None] * n
+    for positions, part in frontier_rdd.collect():
+        for pos, state in zip(positions.tolist(), part):
+            states[pos] = state
+    return states
 
 
 def _typed(typecode: str, values: np.ndarray) -> array:
@@ -194,7 +240,15 @@ class _Graph:
         self.errors = 0
         self.calls = 0
         self.init: list = []
-        self.frontier: list = []
+        # the frontier (states at the deepest level) lives in the driver (``frontier``) or in
+        # Spark (``frontier_rdd``: one (positions, states) bucket per partition, derived from the
+        # persisted candidates of the last Spark level), never in both
+        self.frontier: list | None = []
+        self.frontier_rdd = None
+        self.frontier_size = 0
+        self.selection: list = []  # per task of the last level: (winning candidates, their positions)
+        self._held: list = []  # the persisted RDD and broadcast the Spark frontier derives from
+        self.spent: list = []  # broadcasts to destroy at the end
         self.local_levels = 0
         self.saved_edges = 0
         self.spark_levels = 0
@@ -227,7 +281,34 @@ class _Graph:
         self._index(fps, np.arange(len(fps), dtype=np.int64))
         self.states = len(fps)
         self.init = list(states)
-        self.frontier = list(states)
+        self.frontier_here(list(states))
+
+    def frontier_here(self, states: list) -> None:
+        """The next frontier is ``states``, in the driver."""
+        self.release()
+        self.frontier, self.frontier_size = states, len(states)
+
+    def frontier_there(self, expanded, frontier_rdd, selection) -> None:
+        """The next frontier is ``frontier_rdd``, selected by ``selection`` from ``expanded``."""
+        self.release()
+        self.frontier, self.frontier_rdd = None, frontier_rdd
+        self._held = [expanded, selection]
+        self.frontier_size = int(sum(len(positions) for _, positions in self.selection))
+
+    def frontier_states(self) -> list:
+        """The frontier's states in the driver (collected from Spark if they are there)."""
+        if self.frontier is None:
+            self.frontier_here(_gather(self.frontier_rdd, self.frontier_size))
+        return self.frontier
+
+    def release(self) -> None:
+        """Drop what a Spark frontier held (the previous level's persisted candidates)."""
+        expanded, selection = self._held or (None, None)
+        self._held, self.frontier_rdd = [], None
+        if expanded is not None:
+            expanded.unpersist()
+            selection.unpersist()  # destroyed at the end: RDDs still referencing it are serialized with jobs
+            self.spent.append(selection)
 
 
 def _stop_names(monitor) -> set[str]:
@@ -236,9 +317,33 @@ def _stop_names(monitor) -> set[str]:
     return {p.name for p in monitor.properties if p.expectation == "always" and p.promised(monitor.ctx)}
 
 
+def _merge_state_records(monitor, results: list[dict], winners: np.ndarray, ctask: np.ndarray) -> None:
+    """Append the new states' monitor records (flags, layouts, unprocessed tasks) in BFS order.
+
+    ``winners`` index the tasks' candidates concatenated in task order, as the records are.
+    Layouts get the driver's ids in order of first use, as the local run gives them.
+    """
+    flags = np.concatenate([np.frombuffer(r["flags"], dtype=np.uint8) for r in results])
+    monitor.flags.extend(flags[winners].tobytes())
+    unprocessed = np.concatenate([r["unprocessed"] for r in results])
+    monitor.unprocessed.extend(unprocessed[winners].tolist())
+    layout_local = np.concatenate([r["layout_id"] for r in results])[winners]
+    stable = layout_local != _NOT_STABLE
+    key = ctask[winners] * (1 << 32) + layout_local  # (task, local id); unique per layout table entry
+    driver_id = np.full(len(winners), _NOT_STABLE, dtype=np.int64)
+    if stable.any():
+        keys, first, inverse = np.unique(key[stable], return_index=True, return_inverse=True)
+        ids = np.empty(len(keys), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():  # in order of first use
+            task, lid = divmod(int(keys[u]), 1 << 32)
+            ids[u] = monitor._layouts.setdefault(results[task]["layouts"][lid], len(monitor._layouts))
+        driver_id[stable] = ids[inverse.reshape(-1)]
+    monitor.layout_id.extend(driver_id.tolist())
+
+
 def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_names: set[str]) -> int | None:
     """Merge one expanded level; returns the position where the local explorer stops, or None."""
-    n = len(graph.frontier)
+    n = graph.frontier_size
     g0 = graph.states - n
     e0 = graph.edges
     monitor = graph.monitor
@@ -350,16 +455,7 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
 
     # -- the monitor: per-state and per-edge records, first discoveries, errors -----------
     if graph.run_monitor:
-        for w in winners.tolist():
-            r = results[int(ctask[w])]
-            local = int(clocal[w])
-            monitor.flags.append(r["flags"][local])
-            lid = int(r["layout_id"][local])
-            if lid == _NOT_STABLE:
-                monitor.layout_id.append(_NOT_STABLE)
-            else:
-                monitor.layout_id.append(monitor._layouts.setdefault(r["layouts"][lid], len(monitor._layouts)))
-            monitor.unprocessed.append(int(r["unprocessed"][local]))
+        _merge_state_records(monitor, results, winners, ctask)
         monitor.edge_weight.extend(weight.tobytes())
         moved, unforced = {}, {}
         for t, r in enumerate(results):
@@ -401,8 +497,12 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
     graph.errors += len(errors)
     graph.calls += sum(r["calls"] for r in results)
 
-    states_of = [r["cand_states"] for r in results]
-    graph.frontier = [states_of[int(ctask[w])][int(clocal[w])] for w in winners.tolist()]
+    # -- the next frontier: which candidates of each task won, at which positions ----------
+    won_task = ctask[winners]
+    graph.selection = [
+        (clocal[winners[ranks]], ranks) for ranks in (np.flatnonzero(won_task == t) for t in range(len(results)))
+    ]
+    graph.frontier_size = kept
     graph.states += kept
     graph.edges += level_edges
     return cut if cut < n else None
@@ -486,7 +586,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
     }
     meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth}
     tables = {"states": (_STATES_SCHEMA, states), "expanded": (_EXPANDED_SCHEMA, expanded), "edges": (_EDGES_SCHEMA, edges)}
-    store.save(depth, tables=tables, frontier=(graph.fps[-1], graph.frontier), meta=meta, blob=blob)
+    store.save(depth, tables=tables, frontier=(graph.fps[-1], graph.frontier_states()), meta=meta, blob=blob)
     graph.saved_edges = len(edge_src)
 
 
@@ -535,7 +635,8 @@ def _restore(graph: _Graph, store, identity: str) -> int:
     graph.states, graph.edges = loaded.meta["states"], loaded.meta["edges"]
     graph.saved_edges = graph.edges
     graph.errors, graph.calls = blob["counters"]["errors"], blob["counters"]["calls"]
-    graph.init, graph.frontier = list(blob["init"]), frontier
+    graph.init = list(blob["init"])
+    graph.frontier_here(frontier)
     if graph.run_monitor:
         monitor = graph.monitor
         monitor.flags = bytearray(rows["flags"].astype(np.uint8).tobytes())
@@ -586,7 +687,7 @@ def explore_spark(
     :class:`~rebalproof.properties.run.RunMonitor`, which is left as a local run leaves it.
     The model must pickle (built-in and ``py:`` assignors do; ``exec:`` ones run locally).
     """
-    from pyspark import cloudpickle
+    from pyspark import StorageLevel, cloudpickle
 
     from rebalproof.model.explorer import Exploration, ExploreStats, Limits, Monitor, _peak_rss
     from rebalproof.model.group_fingerprint import Fingerprinter
@@ -638,8 +739,8 @@ def explore_spark(
     unpublished = [graph.fp_sorted]
     complete, bound, unexpanded, stopped = True, None, 0, None
     try:
-        while graph.frontier:
-            n = len(graph.frontier)
+        while graph.frontier_size:
+            n = graph.frontier_size
             if monitor.stop():
                 stopped = "stopped at the first violation"
                 unexpanded += n
@@ -662,34 +763,48 @@ def explore_spark(
                 unexpanded += n
                 break
             if n < local_below:  # a small level: cheaper here than a Spark job's fixed cost
-                results = [_expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), graph.frontier)]
+                states = graph.frontier_states()
+                out, candidates = _expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), states)
+                results = [out]
                 graph.local_levels += 1
             else:
                 if unpublished:
                     deltas.append(context.broadcast(np.sort(np.concatenate(unpublished))))
                     unpublished = []
-                buckets = split_frontier(graph.fps[-1], graph.frontier, partitions)
-                rdd = context.parallelize(buckets, len(buckets))
-                results = rdd.mapPartitions(partial(_expand_task, job_bc, token, tuple(deltas))).collect()
+                if graph.frontier_rdd is None:  # from the driver: split by fingerprint
+                    buckets = split_frontier(graph.fps[-1], graph.frontier, partitions)
+                    graph.frontier_rdd = context.parallelize(buckets, len(buckets))
+                expanded = graph.frontier_rdd.mapPartitions(partial(_expand_task, job_bc, token, tuple(deltas)))
+                expanded.persist(StorageLevel.MEMORY_AND_DISK)  # not pipelined into what reads it
+                expanded.localCheckpoint()  # and the lineage stops here: levels do not pile up in jobs
+                results = expanded.map(_records).collect()
                 graph.spark_levels += 1
             graph.task_seconds += sum(r["cpu"] for r in results)
             cut = _level(graph, results, limits.max_states, stop_names)
             depth += 1
             if cut is not None:
                 stopped = "stopped at the first violation" if monitor.stop() else f"{limits.max_states} states"
-                unexpanded += (n - cut) + len(graph.frontier)
+                unexpanded += (n - cut) + graph.frontier_size
+                if n >= local_below:
+                    expanded.unpersist()
                 break
+            if n < local_below:
+                graph.frontier_here([candidates[i] for i in graph.selection[0][0].tolist()])
+            else:
+                selection = context.broadcast(graph.selection)
+                graph.frontier_there(expanded, expanded.mapPartitionsWithIndex(partial(_select_task, selection)), selection)
             unpublished.append(graph.fps[-1])
-            if store is not None and graph.frontier:
+            if store is not None and graph.frontier_size:
                 due_levels = checkpoint.every_levels is not None and depth - last_level >= checkpoint.every_levels
                 due_clock = checkpoint.every_seconds is not None and time.monotonic() - last_save >= checkpoint.every_seconds
                 if due_levels or due_clock:
                     _save(graph, store, depth, identity)
                     last_save, last_level = time.monotonic(), depth
             if progress is not None:
-                progress(graph.states, depth, len(graph.frontier), time.perf_counter() - started)
+                progress(graph.states, depth, graph.frontier_size, time.perf_counter() - started)
     finally:
-        for bc in [job_bc, *deltas]:
+        graph.release()
+        for bc in [job_bc, *deltas, *graph.spent]:
             bc.destroy()
     if stopped is not None:
         complete, bound = False, stopped
