@@ -223,12 +223,15 @@ class LevelMaster:
         width = sum(v["k"][s] for s in self.subs) if self.subs else 0
         return model, v, cost, width
 
-    def solve(self, *, objective: str, deadline, spread: int | None = None):
-        """Minimise ``objective`` (``"spread"``, or ``"cost"`` with the spread at most ``spread``).
+    def solve(self, *, objective: str, deadline, below: int | None = None, spread: int | None = None, work: float = 1.0):
+        """Minimise ``objective`` (``"spread"``, or ``"cost"`` with the spread at most ``spread``) below ``below``.
 
-        Returns ``(status, bound, box, value)``: ``status`` ``"optimal"``, ``"feasible"`` (a
-        timeout with a box), ``"infeasible"`` or ``"unknown"``; ``bound`` a proven lower bound of
-        the objective over every layout (None unless proven), ``box`` the master's box.
+        ``work`` bounds CP-SAT's *deterministic* time (a count of work, not the clock, so the
+        answer does not depend on the machine's load); the wall-clock ``deadline`` bounds it too.
+        Returns ``(status, bound, box, value)``: ``status`` ``"optimal"``, ``"found"`` (a box,
+        not proven least), ``"infeasible"`` (no layout below ``below``) or ``"unknown"``;
+        ``bound`` CP-SAT's proven lower bound of the master (so of every layout) when a box came
+        back, ``value`` the box's own objective value.
         """
         from ortools.sat.python import cp_model
 
@@ -236,14 +239,16 @@ class LevelMaster:
         if seconds is not None and seconds <= 0:
             return "unknown", None, None, None
         model, v, cost, width = self._build()
-        if objective == "spread":
-            model.Minimize(width)
-        else:
+        target = width if objective == "spread" else cost
+        if objective == "cost":
             model.Add(width <= spread)
-            model.Minimize(cost)
+        if below is not None:
+            model.Add(target <= below - 1)
+        model.Minimize(target)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = 0
+        solver.parameters.max_deterministic_time = work
         if seconds is not None:
             solver.parameters.max_time_in_seconds = seconds
         status = solver.Solve(model)
@@ -256,9 +261,9 @@ class LevelMaster:
         for g in self.groups:
             p, k = solver.Value(v["p"][g]), solver.Value(v["k"][g])
             box[g] = {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in self.caps.items()}
-        value = round(solver.ObjectiveValue())
-        bound = math.ceil(solver.BestObjectiveBound() - 1e-6)
-        return ("optimal" if status == cp_model.OPTIMAL else "feasible"), bound, box, value
+        value = solver.Value(target)
+        bound = value if status == cp_model.OPTIMAL else math.ceil(solver.BestObjectiveBound() - 1e-6)
+        return ("optimal" if status == cp_model.OPTIMAL else "found"), bound, box, value
 
     def start(self, floors=None) -> dict:
         d = self.denominator
@@ -367,6 +372,12 @@ def _optimality_cut(arcs, supplies, potentials, members, groups):
             bound = arc[2] if which == "lo" else arc[3]
             constant += r * bound
     return coefficients, constant
+
+
+_WORK = 1.0
+"""CP-SAT's deterministic time per master solve (doubled while a solve returns no box): many
+quick boxes, each judged by a flow, with CP-SAT's bound at each, close the gap faster than one
+master proven least."""
 
 
 class _Judges:
@@ -494,15 +505,19 @@ def search_boxes(*, subs, floors, members, totals, unreachable, network, stage3,
     return out
 
 
-def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, known=None) -> BoxSearch:
+def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor: int, cost_floor: int, deadline: Deadline, known=None, guess=None) -> BoxSearch:
     """Least spread, then least ``W*moves + cold`` at it, by Benders with the CP-SAT :class:`LevelMaster`.
 
-    The classical loop: the master's least width (a proven lower bound of the spread, since
-    every layout's own box keeps every inequality) proposes a box; a flow either fits it (then
-    that width is the spread) or gives a checked feasibility cut. Then the same for the cost
-    with the spread fixed, each fitting flow giving an optimality cut tight at its box. ``known``
+    The classical loop: the master, minimising the width below the best layout found for a
+    bounded amount of work, gives a box and CP-SAT's proven bound (a lower bound of the spread,
+    since every layout's own box keeps every inequality); a flow either fits the box (a better
+    layout) or gives a checked feasibility cut. A master with no box below the best proves it.
+    Then the same for the cost with the spread fixed, each fitting flow giving an optimality
+    cut tight at its box. ``known``
     (``(width, box)``, the own box of a layout found already) is the incumbent: the search stops
-    as soon as the master's bound meets it. A timeout leaves the bounds proven so far.
+    as soon as the master's bound meets it. ``guess(box)``, when given, is asked after each box
+    no flow fits for a layout near it (``(width, own box)`` or None): a primal heuristic that
+    only ever improves the incumbent. A timeout leaves the bounds proven so far.
     """
     out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
     judges = _Judges(master, members, network, stage3, out)
@@ -512,38 +527,53 @@ def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor
         if found is None:
             raise AssertionError("no flow fits the box of a known layout")
         best = (known[0], known[1], found)
+    work = _WORK
     while best is None or out.spread_lower < best[0]:
         if deadline.passed:
             return out
         out.master_checks += 1
-        status, bound, box, value = master.solve(objective="spread", deadline=deadline)
+        status, bound, box, value = master.solve(objective="spread", deadline=deadline, below=None if best is None else best[0], work=work)
         if status == "infeasible":
-            raise AssertionError("the master admits no box, yet the rules admit a layout")
-        if bound is not None:
-            out.spread_lower = max(out.spread_lower, bound)
-        if status != "optimal":
-            return out
-        if best is not None and out.spread_lower >= best[0]:
+            if best is None:
+                raise AssertionError("the master admits no box, yet the rules admit a layout")
+            out.spread_lower = best[0]
             break
+        if status == "unknown":
+            if deadline.passed:
+                return out
+            work *= 2
+            continue
+        out.spread_lower = max(out.spread_lower, bound)
         found = judges.judge(box)
         if found is not None:
             best = (value, box, found)
+        elif guess is not None:
+            near = guess(box)
+            if near is not None and (best is None or near[0] < best[0]):
+                found = judges.judge(near[1])
+                if found is None:
+                    raise AssertionError("no flow fits the box of a layout found")
+                best = (near[0], near[1], found)
+        if best is not None:
+            out.best = best[2]  # the best layout so far, kept for a timeout
     width, box, found = best
     out.spread, out.best = width, found
     judges.price(box, found)
+    work = _WORK
     while out.cost_lower < out.best[3].cost:
         if deadline.passed:
             return out
         out.master_checks += 1
-        status, bound, box, value = master.solve(objective="cost", spread=width, deadline=deadline)
+        status, bound, box, value = master.solve(objective="cost", spread=width, deadline=deadline, below=out.best[3].cost, work=work)
         if status == "infeasible":
-            raise AssertionError("the master admits no box at the proven spread")
-        if bound is not None:
-            out.cost_lower = max(out.cost_lower, bound)
-        if out.cost_lower >= out.best[3].cost:
+            out.cost_lower = out.best[3].cost
             break
-        if status != "optimal":
-            return out
+        if status == "unknown":
+            if deadline.passed:
+                return out
+            work *= 2
+            continue
+        out.cost_lower = max(out.cost_lower, bound)
         found = judges.judge(box)
         if found is None:
             continue

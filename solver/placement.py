@@ -555,16 +555,28 @@ def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dea
     master = LevelMaster(subs=prob.subs, floors=floors, caps={m: prob.caps[m] for m in members}, totals={s: totals[s] for s in prob.subs},
                          unreachable=unreachable, free=dict(free), instance=(inst.top, inst.least), cost_ceiling=prob.weight * (tasks + 1) + tasks)
     cost_floor, _ = _relaxed(prob, inst)
-    known = _own_box(prob, incumbent, master.denominator) if incumbent is not None and incumbent.values is not None and incumbent.values.imbalance == inst.least else None
+    def own():
+        if incumbent is None or incumbent.values is None or incumbent.values.imbalance != inst.least:
+            return None
+        return _own_box(prob, incumbent, master.denominator)
 
     def split(box):
         return box["(all)"], {s: box[s] for s in prob.subs}
+
+    def guess(box):
+        """The soft-box layout near ``box`` (the instance box kept), offered to the incumbent."""
+        if incumbent is None:
+            return None
+        layout = _soft_layout(prob, box["(all)"], {s: box[s] for s in prob.subs})
+        if layout is None or not incumbent.offer(place_standbys(prob.view, prob.facts, layout), "flow with the master's soft boxes"):
+            return None
+        return own()
 
     return search_levels(
         master=master, members=members,
         network=lambda box: _stage3_network(prob, *split(box)),
         stage3=lambda box: _flow_stage3(prob, *split(box)),
-        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, known=known,
+        spread_floor=sum(g.least for g in subs.values()), cost_floor=cost_floor or 0, deadline=deadline, known=own(), guess=guess,
     )
 
 
