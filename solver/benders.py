@@ -395,6 +395,22 @@ class _Judges:
         self.out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
         self.master.add_cut(f"cut:feasible#{self.out.feasibility_cuts}", coefficients, constant, saturating=saturating)
 
+    def member_cuts(self, box):
+        """Up front, the cut of each staying member alone, and of the members of each capacity: the tasks able to reach them cover their instance floors.
+
+        The node set ``{member m}`` (or those members) in the network of ``box`` (any box: the cut's terms are
+        the box variables themselves) gives ``sum_s min(hi_sm, Q_sm) >= lo_m``; like every
+        feasibility cut it holds for every layout, so it only spares the flows that would find it.
+        """
+        arcs, supplies = self.network(box)
+        sets = [(m,) for m in sorted(self.staying)]
+        for c in sorted(set(self.master.caps.values())):
+            sets.append(tuple(sorted(m for m in self.staying if self.master.caps[m] == c)))
+        for ms in dict.fromkeys(sets):
+            coefficients, saturating, constant = _feasibility_cut(arcs, supplies, {("member", m) for m in ms}, self.staying, self.groups)
+            self.out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
+            self.master.add_cut(f"cut:members#{len(self.out.cuts)}", coefficients, constant, saturating=saturating)
+
     def judge(self, box):
         """The stage-3 flow of ``box``, or None after adding a feasibility cut."""
         self.out.flows += 1
@@ -521,6 +537,7 @@ def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor
     """
     out = BoxSearch(spread=None, spread_lower=spread_floor, cost_lower=cost_floor)
     judges = _Judges(master, members, network, stage3, out)
+    judges.member_cuts(master.start())
     best = None  # (width, box, stage-3 flow)
     if known is not None:
         found = judges.judge(known[1])
