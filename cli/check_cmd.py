@@ -164,6 +164,9 @@ def _with_budget(callback):
                    "on = always, off = never  [default: auto for py:/exec:, declared otherwise]")
 @click.option("--symmetry-seed", "symmetry_seed", type=int, default=0, show_default=True, metavar="N",
               help="seed of --symmetry auto's sampled views and renamings")
+@click.option("--por", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="partial-order reduction: one order of the steps that commute where no rebalance can follow "
+                   "(identical verdicts); off explores every interleaving, to compare")
 @click.option("--timeout", type=float, default=10.0, show_default=True, metavar="S", help="per call of an exec: assignor")
 @click.option("--time-limit", "time_limit", type=float, default=None, metavar="S",
               help="bound the whole command, analysis included, to S seconds (what is not decided is inconclusive)")
@@ -188,7 +191,7 @@ def _with_budget(callback):
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 @_with_budget
 def command(budget, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, timeout, time_limit,
+            standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, por, timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, quiet, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage, 130 interrupted)."""
@@ -226,6 +229,7 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
                     progress=display if display.enabled else None,
                     explorer=explorer,
                     budget=budget,
+                    por=por == "on",
                 )
             except AssignorError as error:  # before any state: the warm start asks the assignor to settle the group
                 return _failed_before_exploring(error, trace_dir, as_json)
@@ -315,6 +319,13 @@ def _symmetry_words(result) -> str:
     return f"symmetry auto: off (equivariance {auto.status.value})"
 
 
+def _por_words(exp) -> str:
+    if not getattr(exp, "por", False):
+        return "partial-order reduction off: every interleaving explored"
+    return (f"partial-order reduction on: {exp.reduced:,} expansions followed one step of an ample set "
+            "(a restore, aging or cleanup where no rebalance can follow); --por off explores every interleaving")
+
+
 def _print_report(result, written: dict, *, external: bool = False) -> None:
     exp = result.exploration
     ctx = result.ctx
@@ -360,6 +371,6 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         out.write("\n".join(_describe_path(trace)) + "\n")
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
-    out.write(f"\n{exp.stats.describe()}\n")
+    out.write(f"\n{_por_words(exp)}\n{exp.stats.describe()}\n")
     out.write(summary_line([r.verdict for r in result.results]) + f"; {result.calls_line(external=external)}\n")
     out.flush()

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from rebalproof.errors import AssignorError
 from rebalproof.model.budget import Budget
 from rebalproof.model.group_fingerprint import Fingerprinter, collision_probability
+from rebalproof.model.group_por import ample_expand
 from rebalproof.model.group_state import Action
 
 __all__ = ["Limits", "Monitor", "Exploration", "ExploreStats", "explore", "expand_level", "current_rss"]
@@ -143,6 +144,8 @@ class Exploration:
     stats: ExploreStats = field(default_factory=ExploreStats)
     symmetry: bool = False
     budget: Budget | None = None  # the command's budget: the analysis stops when it is spent
+    por: bool = False  # partial-order reduction was used (:mod:`rebalproof.model.group_por`)
+    reduced: int = 0  # expansions that followed an ample set smaller than the enabled set
 
     @property
     def states(self) -> int:
@@ -246,17 +249,20 @@ def explore(
     limits: Limits = Limits(),
     monitor: Monitor | None = None,
     progress=None,
+    por: bool = False,
 ) -> Exploration:
     """Breadth-first exploration of ``model`` within ``limits``; see the module docstring.
 
     ``symmetry`` reduces by renaming of instances and of partitions within a subtopology (only
     sound for an equivariant assignor; the caller decides). ``progress`` is called as
     ``progress(states, depth, queued, seconds)`` now and then (see
-    :mod:`rebalproof.model.explore_progress`).
+    :mod:`rebalproof.model.explore_progress`). ``por`` explores the ample sets of
+    :func:`rebalproof.model.group_por.ample_expand` (partial-order reduction) instead of every
+    successor.
     """
     monitor = monitor or Monitor()
     fp = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
-    exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry, budget=limits.budget)
+    exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry, budget=limits.budget, por=por)
     visited: dict[int, int] = {}
     action_ids: dict[Action, int] = {}
     frontier: deque = deque()
@@ -311,7 +317,13 @@ def explore(
             stopped = f"{max_states} states"
             break
         try:
-            successors = model.expand(state)
+            if por:
+                successors, reduced = ample_expand(
+                    model, state, fingerprint=fp, is_old=lambda h, d=d: (j := visited.get(h)) is not None and depth[j] <= d
+                )
+                exp.reduced += reduced
+            else:
+                successors = model.expand(state)
         except AssignorError as error:
             exp.errors += 1
             monitor.on_assignor_error(idx, state, error)

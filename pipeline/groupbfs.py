@@ -35,6 +35,7 @@ from functools import partial
 import numpy as np
 
 from rebalproof.errors import AssignorError, InputError
+from rebalproof.model.group_por import ample_expand
 from rebalproof.pipeline.bfs import Checkpointing
 from rebalproof.pipeline.checkpoint import CheckpointStore, collect_columns, column_chunks
 from rebalproof.pipeline.frontier import member, split_frontier, worker_cached, worker_visited
@@ -49,11 +50,12 @@ _NOT_STABLE = 0xFFFFFFFF
 class _Job:
     """What every task needs, shipped once per exploration (cloudpickled, then broadcast)."""
 
-    def __init__(self, model, fingerprinter, ctx, properties):
+    def __init__(self, model, fingerprinter, ctx, properties, por=False):
         self.model = model
         self.fingerprinter = fingerprinter
         self.ctx = ctx
         self.properties = properties
+        self.por = por  # partial-order reduction: the ample sets of rebalproof.model.group_por
 
     def new_monitor(self):
         if self.ctx is None:
@@ -98,9 +100,18 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     cand_fp, cand_pos, cand_k, cand_states = [], [], [], []
     edge_disc = {}
     e = 0
+    reduced = 0
+
+    def is_old(h) -> bool:  # discovered at a depth <= this level's (the level-synchronous proviso)
+        return bool(member(visited, np.array([as_int64(h)], dtype=np.int64))[0])
+
     for slot, (pos, state) in enumerate(zip(positions.tolist(), states)):
         try:
-            successors = model.expand(state)
+            if job.por:
+                successors, ample = ample_expand(model, state, fingerprint=fingerprint, is_old=is_old)
+                reduced += ample
+            else:
+                successors = model.expand(state)
         except AssignorError as error:
             errors.append((pos, *_error_fields(error)))
             continue
@@ -159,6 +170,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             judged=monitor.judge.records() if monitor.judge is not None else None,
         )
     out["calls"] = getattr(chooser, "calls", 0) - calls
+    out["reduced"] = reduced
     out["cpu"] = time.process_time() - started
     return out, kept_states
 
@@ -669,6 +681,7 @@ def explore_spark(
     checkpoint_dir: str | None = None,
     checkpoint=None,
     resume: str | None = None,
+    por: bool = False,
 ):
     """Explore ``model`` on Spark; the same :class:`~rebalproof.model.explorer.Exploration` as ``explore``.
 
@@ -702,7 +715,7 @@ def explore_spark(
             f"the Spark engine distributes the run properties' RunMonitor only, not {type(monitor).__name__}; use the local engine"
         )
     fingerprinter = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
-    job = _Job(model, fingerprinter, monitor.ctx if run_monitor else None, monitor.properties if run_monitor else ())
+    job = _Job(model, fingerprinter, monitor.ctx if run_monitor else None, monitor.properties if run_monitor else (), por=por)
     try:
         payload = cloudpickle.dumps(job)
     except Exception as exc:
@@ -717,7 +730,7 @@ def explore_spark(
         checkpoint = Checkpointing(directory=checkpoint_dir)
     started = time.perf_counter()
     graph = _Graph(model, fingerprinter, monitor, run_monitor)
-    identity = _identity(model, symmetry, limits, monitor)
+    identity = _identity(model, symmetry, limits, monitor) + (" por" if por else "")
     store = None
     depth = 0
     if resume is not None:
@@ -738,6 +751,7 @@ def explore_spark(
     deltas: list = []  # one broadcast of new fingerprints per batch of levels, for the workers' visited sets
     unpublished = [graph.fp_sorted]
     complete, bound, unexpanded, stopped = True, None, 0, None
+    reduced = 0  # expansions that followed an ample set (partial-order reduction)
     try:
         while graph.frontier_size:
             n = graph.frontier_size
@@ -780,6 +794,7 @@ def explore_spark(
                 results = expanded.map(_records).collect()
                 graph.spark_levels += 1
             graph.task_seconds += sum(r["cpu"] for r in results)
+            reduced += sum(r["reduced"] for r in results)
             cut = _level(graph, results, limits.max_states, stop_names)
             depth += 1
             if cut is not None:
@@ -809,7 +824,7 @@ def explore_spark(
     if stopped is not None:
         complete, bound = False, stopped
 
-    exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry)
+    exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry, por=por, reduced=reduced)
     exp.init = graph.init
     levels = len(graph.fps)
     exp.parent = _typed("q", np.concatenate(graph.parent))
@@ -886,10 +901,11 @@ def spark_explorer(
             every_seconds=None if checkpoint_every_levels is not None else 300.0,
         )
 
-    def explore_on_spark(model, *, symmetry: bool = False, limits=None, monitor=None, progress=None):
+    def explore_on_spark(model, *, symmetry: bool = False, limits=None, monitor=None, progress=None, por: bool = False):
         return explore_spark(
             model,
             symmetry=symmetry,
+            por=por,
             limits=limits,
             monitor=monitor,
             progress=progress,

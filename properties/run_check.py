@@ -24,6 +24,7 @@ deterministic external one) against distinct states, and look-ups answered from 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from rebalproof.model.budget import Budget
@@ -91,6 +92,7 @@ class CheckResult:
             "rules": self.ctx.rules,
             "bounds": self.ctx.bounds.to_json(),
             "symmetry": self.symmetry,
+            "por": {"enabled": exp.por, "reduced_expansions": exp.reduced},
             "complete": exp.complete and exp.errors == 0,
             "bound_hit": exp.bound,
             "statistics": exp.stats.to_json(),
@@ -123,12 +125,16 @@ def check_model(
     max_seconds: float | None = None,
     explorer=explore,
     budget: Budget | None = None,
+    por: bool = False,
 ) -> CheckResult:
     """Check ``protocol`` with ``assignor`` within ``bounds``; see the module docstring.
 
     ``explorer`` is the engine: :func:`rebalproof.model.explorer.explore` in this process, or a
     drop-in with the same signature and result such as
-    :func:`rebalproof.pipeline.groupbfs.spark_explorer` (``check --engine spark``).
+    :func:`rebalproof.pipeline.groupbfs.spark_explorer` (``check --engine spark``). ``por``
+    explores with partial-order reduction (:mod:`rebalproof.model.group_por`; ``rebalproof check``
+    turns it on unless ``--por off``): the same verdicts, fewer interleavings where no rebalance
+    can follow.
     """
     if symmetry not in (True, False, "auto"):
         raise ValueError(f"symmetry must be True, False or 'auto', got {symmetry!r}")
@@ -145,7 +151,8 @@ def check_model(
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds, budget=budget)
-    exp = explorer(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    engine = explorer if not por else functools.partial(explorer, por=True)
+    exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
         sym_check = recheck_reached(sym_check, inner, model._chooser.views(), classes=model.capacity_classes)
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
@@ -153,7 +160,7 @@ def check_model(
             # the same memo: views the reduced exploration asked are not asked again, calls add up
             model = GroupModel(protocol=protocol, bounds=bounds, assignor=model._chooser, assignor_name=assignor_name)
             monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
-            exp = explorer(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
+            exp = engine(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
     exp.budget = budget  # any engine: the analysis stops when the budget is spent
     note = getattr(progress, "note", None)
     if note is not None:

@@ -1,0 +1,112 @@
+"""Partial-order reduction of the group model: ample sets, chosen by one pure function.
+
+Both engines (the local BFS, :mod:`rebalproof.model.explorer`, and the level-synchronous Spark
+BFS, :mod:`rebalproof.pipeline.groupbfs`) call :func:`ample_expand` with the state, its BFS
+depth's ``is_old(fingerprint)`` answer and the fingerprinter, and explore exactly what it returns,
+so they reduce identically (docs/DESIGN.md "Partial-order reduction").
+
+What the properties read (:mod:`rebalproof.properties.run`) decides what may be reduced. The
+per-rebalance judge reads the leader's whole view at every rebalance, lags included, so a
+restore that might happen before *or* after some later rebalance changes which views are judged:
+it is visible to the judge. The reduction therefore works only where no rebalance can ever
+happen again (:func:`quiet`): no rebalance needed or scheduled, the membership budget used up,
+nobody leaving, ready or able to become ready, no pending delivery that revokes. That region is
+closed under every action and acyclic, and in it the only actions are deliveries, restores,
+aging and cleanup.
+
+Independence (both orders enabled, one state reached) and visibility there:
+
+- ``restore m t`` of a member ``m`` with no delivery pending is independent of every other action
+  of the region: deliveries to others touch only their own member, restores and aging of other
+  copies touch other lag entries, and nothing else can disable it (only a delivery to ``m`` could
+  revoke the copy). It changes one lag class, never a role, a trigger, ``pending`` or ``ready``
+  (a behind learner under the learner protocol is excluded by :func:`quiet`), so it is invisible
+  to every state property (``single-owner``, ``no-lost-task``, ``settles``, balance of settled
+  states) and every edge witness. It does change which tasks are processed, which only the
+  unavailability *measures* read, weighted along rebalance edges, of which the region has none.
+- ``age``/``cleanup`` (enabled only when stable) are independent of each other across copies and
+  just as invisible; they are chosen only when no restore is enabled, so a state with a fair
+  action enabled keeps one as an out-edge (the ``settled`` states are the same).
+- deliveries change roles (``single-owner`` reads them) and ``pending`` (``no-lost-task``), so they
+  are visible: a state with a delivery and no eligible restore is expanded in full.
+
+The ample set is one action (C0: never empty when something is enabled; C1: independent of all
+that can run before it, by the structure above; C2: invisible, or the full set). C3 (the cycle
+proviso) holds twice: the region is acyclic (each action lowers pending deliveries, then behind
+hosted copies, then ``3 x caught-up unhosted + behind unhosted``), and, as both engines need it
+the same, a state at depth ``d`` reduces only when the ample successor was not discovered at a
+depth ``<= d`` (``is_old``): a successor first found at ``d + 1`` earlier in the same level counts as
+new, so the state of greatest depth on any cycle is expanded in full.
+"""
+
+from __future__ import annotations
+
+from rebalproof.model.group_state import BEHIND, Action, GroupState
+
+__all__ = ["quiet", "ample_action", "ample_expand", "REDUCIBLE_KINDS"]
+
+#: The kinds an ample set may consist of (everything else is expanded in full).
+REDUCIBLE_KINDS = frozenset({"restore", "age", "cleanup"})
+
+
+def quiet(model, s: GroupState) -> bool:
+    """True when no rebalance can happen in any run from ``s`` (the region :func:`ample_action` reduces).
+
+    Every way a rebalance becomes due is closed: no trigger now; no membership event left in the
+    budget (join, leave, crash, mark-leaving); no probing rebalance scheduled; no leaving member
+    (its timeout or its last hand-over would trigger one); no member ready, and under the learner
+    protocol no behind learner and no pending learner that could make one ready; no pending
+    delivery that revokes under a protocol that rejoins after revoking.
+    """
+    if s.triggers or s.probe or s.events < model.bounds.events:
+        return False
+    proto = model.protocol
+    held = {}
+    for m in s.members:
+        if m.leaving or m.ready:
+            return False
+        if proto.ready_rejoin and any(c == BEHIND and t in m.warmup for t, c in m.lags):
+            return False
+        held[m.id] = m.active
+    for member, active, _standby, warmup in s.pending:
+        if proto.ready_rejoin and warmup:
+            return False
+        if proto.rejoin_after_revoke and set(held.get(member, ())) - set(active):
+            return False
+    return True
+
+
+def ample_action(model, s: GroupState, actions: list[Action]) -> Action | None:
+    """The one action of an ample set of ``s`` (``actions`` are its enabled ones), or None: expand in full.
+
+    The first restore, in the stable action order, of a member with no delivery pending; else,
+    when no restore and no delivery is enabled, the first aging or cleanup step.
+    """
+    if len(actions) < 2 or not quiet(model, s):
+        return None
+    waiting = {e[0] for e in s.pending}
+    for a in actions:
+        if a.kind == "restore" and a.member not in waiting:
+            return a
+    if any(a.kind in ("restore", "deliver") for a in actions):
+        return None
+    for a in actions:
+        if a.kind in ("age", "cleanup"):
+            return a
+    return None
+
+
+def ample_expand(model, s: GroupState, *, fingerprint, is_old) -> tuple[list[tuple[Action, GroupState]], bool]:
+    """``(successors, reduced)``: what an engine explores from ``s``; ``reduced`` when an ample set was used.
+
+    ``fingerprint(state) -> int`` is the engine's fingerprinter, ``is_old(fp) -> bool`` says
+    whether ``fp`` was discovered at a depth ``<= d`` (``d`` the depth of ``s``). Pure and
+    picklable (a module-level function of picklable values).
+    """
+    if quiet(model, s):
+        chosen = ample_action(model, s, model.actions(s))
+        if chosen is not None:
+            nxt = model.next_state(s, chosen)
+            if nxt is not None and not is_old(fingerprint(nxt)):
+                return [(chosen, nxt)], True
+    return model.expand(s), False
