@@ -320,17 +320,17 @@ def _symmetry_words(result) -> str:
 
 
 def _por_words(exp) -> str:
+    """``partial-order reduction on (N expansions by an ample set)`` or ``... off``."""
     if not getattr(exp, "por", False):
-        return "partial-order reduction off: every interleaving explored"
-    return (f"partial-order reduction on: {exp.reduced:,} expansions followed one step of an ample set "
-            "(a restore, aging or cleanup where no rebalance can follow); --por off explores every interleaving")
+        return "partial-order reduction off"
+    return f"partial-order reduction on ({exp.reduced:,} expansions by an ample set)"
 
 
 def _print_report(result, written: dict, *, external: bool = False) -> None:
     exp = result.exploration
     ctx = result.ctx
     out = sys.stdout
-    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}\n")
+    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}, {_por_words(exp)}\n")
     b = ctx.bounds
     out.write(
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
@@ -371,6 +371,6 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         out.write("\n".join(_describe_path(trace)) + "\n")
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
-    out.write(f"\n{_por_words(exp)}\n{exp.stats.describe()}\n")
+    out.write(f"\n{exp.stats.describe()}\n")
     out.write(summary_line([r.verdict for r in result.results]) + f"; {result.calls_line(external=external)}\n")
     out.flush()

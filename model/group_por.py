@@ -24,19 +24,34 @@ Independence (both orders enabled, one state reached) and visibility there:
   to every state property (``single-owner``, ``no-lost-task``, ``settles``, balance of settled
   states) and every edge witness. It does change which tasks are processed, which only the
   unavailability *measures* read, weighted along rebalance edges, of which the region has none.
+- ``deliver m`` to a member with no restore enabled is independent of every other action of the
+  region (deliveries to others, restores of others; aging needs a stable group). It is not
+  invisible: it changes roles and ``pending``. It is taken alone anyway because in the region a
+  delivery never revokes an active (eager members revoked everything at the join; a revoking
+  delivery under the cooperative and learner protocols keeps a state out of the region), so the
+  owners of each task only grow until every delivery has arrived: ``single-owner`` is broken in
+  the region iff it is broken once everything is delivered, ``no-lost-task``, ``settles`` and the
+  balance of settled states read only states with nothing pending, whose roles are the same
+  whatever the order, and ``warmup-promoted`` reads the delivered entry and the member's own
+  learners, which no other step of the region changes. A property added later that reads
+  states with deliveries pending in another way must be argued again here.
 - ``age``/``cleanup`` (enabled only when stable) are independent of each other across copies and
-  just as invisible; they are chosen only when no restore is enabled, so a state with a fair
-  action enabled keeps one as an out-edge (the ``settled`` states are the same).
-- deliveries change roles (``single-owner`` reads them) and ``pending`` (``no-lost-task``), so they
-  are visible: a state with a delivery and no eligible restore is expanded in full.
+  invisible like restores; they are chosen only when no restore or delivery is enabled, so a
+  state with a fair action enabled keeps one as an out-edge (the ``settled`` states are the same).
 
 The ample set is one action (C0: never empty when something is enabled; C1: independent of all
-that can run before it, by the structure above; C2: invisible, or the full set). C3 (the cycle
-proviso) holds twice: the region is acyclic (each action lowers pending deliveries, then behind
-hosted copies, then ``3 x caught-up unhosted + behind unhosted``), and, as both engines need it
-the same, a state at depth ``d`` reduces only when the ample successor was not discovered at a
-depth ``<= d`` (``is_old``): a successor first found at ``d + 1`` earlier in the same level counts as
-new, so the state of greatest depth on any cycle is expanded in full.
+that can run before it, by the structure above; C2: invisible, or, for deliveries, the
+monotonicity above). C3 (the cycle proviso) holds twice: the region is acyclic (each action
+lowers pending deliveries, then behind hosted copies, then ``3 x caught-up unhosted + behind
+unhosted``), and, as both engines need it the same, a state at depth ``d`` reduces only when the
+ample successor was not discovered at a depth ``<= d`` (``is_old``): a successor first found at
+``d + 1`` earlier in the same level counts as new, so the state of greatest depth on any cycle
+is expanded in full.
+
+Everything before the region is explored in full, so every rebalance the full exploration
+reaches (the judge's views, owner changes, decisive rounds), every cycle (liveness under
+fairness) and every membership event is reached alike; the region adds no cycle and no
+rebalance edge.
 """
 
 from __future__ import annotations
@@ -46,7 +61,7 @@ from rebalproof.model.group_state import BEHIND, Action, GroupState
 __all__ = ["quiet", "ample_action", "ample_expand", "REDUCIBLE_KINDS"]
 
 #: The kinds an ample set may consist of (everything else is expanded in full).
-REDUCIBLE_KINDS = frozenset({"restore", "age", "cleanup"})
+REDUCIBLE_KINDS = frozenset({"restore", "deliver", "age", "cleanup"})
 
 
 def quiet(model, s: GroupState) -> bool:
@@ -56,7 +71,8 @@ def quiet(model, s: GroupState) -> bool:
     budget (join, leave, crash, mark-leaving); no probing rebalance scheduled; no leaving member
     (its timeout or its last hand-over would trigger one); no member ready, and under the learner
     protocol no behind learner and no pending learner that could make one ready; no pending
-    delivery that revokes under a protocol that rejoins after revoking.
+    delivery that revokes an active (under the cooperative and learner protocols it triggers a
+    rebalance; under eager a member has revoked everything before its delivery anyway).
     """
     if s.triggers or s.probe or s.events < model.bounds.events:
         return False
@@ -71,22 +87,27 @@ def quiet(model, s: GroupState) -> bool:
     for member, active, _standby, warmup in s.pending:
         if proto.ready_rejoin and warmup:
             return False
-        if proto.rejoin_after_revoke and set(held.get(member, ())) - set(active):
-            return False
+        if set(held.get(member, ())) - set(active):  # a revoking delivery: a rebalance may follow
+            return False  # (and in the region owners only grow, which the deliveries' reduction needs)
     return True
 
 
 def ample_action(model, s: GroupState, actions: list[Action]) -> Action | None:
     """The one action of an ample set of ``s`` (``actions`` are its enabled ones), or None: expand in full.
 
-    The first restore, in the stable action order, of a member with no delivery pending; else,
-    when no restore and no delivery is enabled, the first aging or cleanup step.
+    The first restore, in the stable action order, of a member with no delivery pending; else
+    the first delivery to a member with no restore enabled; else, when no restore and no
+    delivery is enabled, the first aging or cleanup step.
     """
     if len(actions) < 2 or not quiet(model, s):
         return None
     waiting = {e[0] for e in s.pending}
     for a in actions:
         if a.kind == "restore" and a.member not in waiting:
+            return a
+    restoring = {a.member for a in actions if a.kind == "restore"}
+    for a in actions:
+        if a.kind == "deliver" and a.member not in restoring:
             return a
     if any(a.kind in ("restore", "deliver") for a in actions):
         return None

@@ -5,6 +5,12 @@ distinct states must be the pinned one, each listed property must get the pinned
 each listed counterexample must come out as a trace of the pinned kind (and length) that decodes
 and replays step by step through the model.
 
+Each row runs as ``rebalproof check`` runs it, with partial-order reduction (``states_por``: its
+distinct states then; absent, the reduction saves nothing there and the count is ``states``), and,
+where cheap (``states`` at most :data:`NO_POR_UP_TO`, every row with ``REBALPROOF_SLOW=1``), again
+without it: ``states`` exactly, and the same verdict of every property and the same kind of every
+counterexample as with it (#11: POR changes no verdict).
+
 ``python tests/test_manifest.py`` prints the actual figures of every row (to update the file).
 """
 
@@ -31,7 +37,7 @@ MANIFEST = ROOT / "tests" / "manifest.toml"
 ROWS = tomllib.loads(MANIFEST.read_text())["model"]
 
 
-def run_row(row: dict):
+def run_row(row: dict, *, por: bool = True):
     spec = row["assignor"].replace("{python}", sys.executable).replace("{root}", str(ROOT))
     proto = parse_protocol(row["protocol"])
     bounds = Bounds(**row.get("bounds", {}))
@@ -45,6 +51,7 @@ def run_row(row: dict):
             rules=None if rules == "none" else rules,
             bounds=bounds,
             symmetry=symmetry,
+            por=por,
         )
         model = result.exploration.model
         replays = {}
@@ -79,12 +86,19 @@ def _param(row: dict):
     return pytest.param(row, id=row["name"], marks=marks)
 
 
+#: Rows of at most this many states (without POR) are also explored without POR by default.
+NO_POR_UP_TO = 20_000
+
+
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
 def test_manifest_row(row):
     result, replays = run_row(row)
     exp = result.exploration
     assert exp.complete, f"{row['name']}: exploration incomplete ({exp.bound})"
-    assert exp.states == row["states"], f"{row['name']}: {exp.states} distinct states, manifest says {row['states']}"
+    pinned = row.get("states_por", row["states"])
+    assert exp.states == pinned, (
+        f"{row['name']}: {exp.states} distinct states with partial-order reduction, manifest says {pinned} "
+        f"(states_por; without it, {row['states']})")
     for name, expected in row.get("verdicts", {}).items():
         got = result.status(name).value
         assert got == expected, f"{row['name']}: {name} is {got}, manifest says {expected}: {result.result(name).verdict.message}"
@@ -100,6 +114,24 @@ def test_manifest_row(row):
     if "reduced" in row:  # symmetry = "auto": the sampled equivariance check decided
         assert result.symmetry_check is not None and result.symmetry_check.reduce is row["reduced"], (
             f"{row['name']}: {result.symmetry_check.message if result.symmetry_check else 'no symmetry check'}")
+    if row["states"] <= NO_POR_UP_TO or RUN_SLOW:
+        same_without_por(row, result)
+
+
+def same_without_por(row: dict, reduced) -> None:
+    """The row without partial-order reduction: ``states`` exactly, every verdict and every
+    counterexample's kind as with it, its traces replaying too."""
+    plain, replays = run_row(row, por=False)
+    exp = plain.exploration
+    assert not exp.por and exp.reduced == 0
+    assert exp.states == row["states"], f"{row['name']}: {exp.states} distinct states without POR, manifest says {row['states']}"
+    assert reduced.exploration.states <= exp.states
+    for r in plain.results:
+        got = reduced.result(r.property.name).verdict.status
+        assert got is r.verdict.status, f"{row['name']}: {r.property.name} is {got.value} with POR, {r.verdict.status.value} without"
+    assert {n: t["kind"] for n, t in plain.traces.items()} == {n: t["kind"] for n, t in reduced.traces.items()}
+    assert all(replays.values()), f"{row['name']}: a trace without POR does not replay"
+    assert plain.calls == reduced.calls  # the same views reached: the region POR reduces has no rebalance
 
 
 def test_manifest_names_are_unique():
@@ -166,7 +198,7 @@ if __name__ == "__main__":  # print the actual figures of every row
         exp = result.exploration
         verdicts = {r.property.name: r.verdict.status.value for r in result.results}
         steps = {n: len(t["steps"]) - 1 for n, t in result.traces.items()}
-        print(f"{row['name']}: states={exp.states} calls={result.calls} complete={exp.complete} {exp.stats.seconds:.2f}s traces={steps} replay={replays}")
+        print(f"{row['name']}: states_por={exp.states} reduced={exp.reduced} calls={result.calls} complete={exp.complete} {exp.stats.seconds:.2f}s traces={steps} replay={replays}")
         print("   ", {k: verdicts[k] for k in row.get("verdicts", {})})
         wrong = {k: verdicts[k] for k, v in row.get("verdicts", {}).items() if verdicts[k] != v}
         if wrong:

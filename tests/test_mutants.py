@@ -37,9 +37,10 @@ STEPS = {
 
 
 def run(spec: str, bounds: dict):
+    """As ``rebalproof check`` runs it: partial-order reduction on (it must hide no mutant)."""
     with resolve_for_model(spec) as resolved:
         return check_model(protocol=parse_protocol("cooperative"), assignor=resolved.assignor, assignor_name=resolved.name,
-                           rules="ha", bounds=Bounds(**bounds), symmetry=False)
+                           rules="ha", bounds=Bounds(**bounds), symmetry=False, por=True)
 
 
 def test_ten_mutants_or_more_one_bug_each():
