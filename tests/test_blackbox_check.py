@@ -53,9 +53,10 @@ def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
     code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
     calls = report["assignor_calls"]
     assert code == 0 and report["complete"]
-    assert calls["external"] is True and calls["distinct_states"] == report["statistics"]["distinct_states"] == 1784
+    # 1,773 with partial-order reduction (1,784 with --por off: the same 244 views, POR reduces only where no rebalance follows)
+    assert calls["external"] is True and calls["distinct_states"] == report["statistics"]["distinct_states"] == 1773
     assert calls["calls"] == 244 and calls["memo_hits"] > calls["calls"]
-    assert calls["line"] == f"244 external calls for 1,784 distinct states (memo hits {calls['memo_hits']:,})"
+    assert calls["line"] == f"244 external calls for 1,773 distinct states (memo hits {calls['memo_hits']:,})"
     assert calls["calls"] * 5 < calls["distinct_states"]  # the memo: one call per distinct leader view
 
 
@@ -65,7 +66,7 @@ def test_the_summary_line_says_calls_for_states(capsys):
     assert last.startswith("ok: every promised property holds")
     assert "external calls for" in last and "distinct states (memo hits" in last
     assert main(["check", "--assignor", "round-robin", *SMALL]) == 0
-    assert "assignor calls for 36 distinct states (memo hits" in capsys.readouterr().out
+    assert "assignor calls for 26 distinct states (memo hits" in capsys.readouterr().out
 
 
 # -- rules -------------------------------------------------------------------------------

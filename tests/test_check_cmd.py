@@ -38,9 +38,13 @@ def test_holding_model_exits_0_and_json_report(capsys):
     code = main(["check", "--protocol", "cooperative", "--assignor", "round-robin", *SMALL, "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["exit_code"] == 0 and report["complete"] is True
-    assert report["statistics"]["distinct_states"] == 36
+    assert report["statistics"]["distinct_states"] == 26 and report["por"]["enabled"]  # partial-order reduction
     statuses = {p["property"]: p["status"] for p in report["properties"]}
     assert statuses["single-owner"] == "holds" and statuses["warmup-bound"] == "not promised"
+    assert main(["check", "--protocol", "cooperative", "--assignor", "round-robin", *SMALL, "--json", "--por", "off"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert every["statistics"]["distinct_states"] == 36 and every["por"] == {"enabled": False, "reduced_expansions": 0}
+    assert {p["property"]: p["status"] for p in every["properties"]} == statuses
 
 
 def test_a_depth_bound_is_inconclusive_never_holds(capsys):

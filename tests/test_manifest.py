@@ -87,7 +87,7 @@ def _param(row: dict):
 
 
 #: Rows of at most this many states (without POR) are also explored without POR by default.
-NO_POR_UP_TO = 20_000
+NO_POR_UP_TO = 5_000
 
 
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
