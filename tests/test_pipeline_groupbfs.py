@@ -254,3 +254,17 @@ def test_spark_explorer_is_a_drop_in_for_explore(spark, tmp_path):
     assert_same(local, distributed, local_monitor, monitor)
     assert seen and seen[-1][0] == local.states
     assert any(p.name.startswith("manifest-") for p in (tmp_path / "ck").iterdir())
+
+
+@pytest.mark.parametrize("local_below", [0, 1000], ids=["every-level-on-spark", "hybrid"])
+def test_equal_with_partial_order_reduction(spark, local_below):
+    """Both engines call the same ample-set function with their level's visited set (depth <= d):
+    the same reduced graph, the same reduced expansions, the same verdicts."""
+    model, ctx = check("eager", "sticky", instances=3, initial=2, events=2, partitions=3)
+    local_monitor, spark_monitor = RunMonitor(ctx, model), RunMonitor(ctx, model)
+    local = explore(model, monitor=local_monitor, por=True)
+    distributed = explore_spark(model, monitor=spark_monitor, spark=spark, local_below=local_below, partitions=3, por=True)
+    assert_same(local, distributed, local_monitor, spark_monitor)
+    assert verdicts(ctx, local, local_monitor) == verdicts(ctx, distributed, spark_monitor)
+    assert distributed.por and distributed.reduced == local.reduced > 0
+    assert local.states < explore(model).states
