@@ -28,6 +28,11 @@ measured in the same run, on this machine, and printed with ratios:
    move needs a warmup, its restore and a probing rebalance first) and the naive learner's
    endless shuffling (``converges``). The baseline reports how many runs it needed (or that it found nothing in
    ``N``), BFS the length of its (shortest) counterexample.
+4. **Partial-order reduction (#11 item 2)**: every row of tests/manifest.toml (rows marked slow
+   and rows of more than ``--por-up-to`` states left out unless asked) explored with and without
+   POR in the same run: distinct states, CPU seconds, the ratio of states, and whether every
+   verdict and every counterexample kind is the same. ``--only por`` runs this part alone;
+   ``--por-rows NAME,...`` picks rows by name (slow ones included), e.g. the partitions-3 tier.
 """
 
 from __future__ import annotations
@@ -206,15 +211,57 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=429)
-    parser.add_argument("--only", choices=["scale"], default=None, help="run only this part")
+    parser.add_argument("--only", choices=["scale", "por"], default=None, help="run only this part")
+    parser.add_argument("--por-up-to", type=int, default=50_000, metavar="STATES",
+                        help="POR part: manifest rows of at most this many states (without POR)")
+    parser.add_argument("--por-rows", default=None, metavar="NAME,...", help="POR part: these manifest rows only")
     args = parser.parse_args(argv)
+    if args.only == "por":
+        partial_order(args.por_up_to, args.por_rows)
+        return 0
     scale()
     if args.only == "scale":
         return 0
     throughput()
     symmetry()
     first_counterexample(args.runs, args.seed)
+    partial_order(args.por_up_to, args.por_rows)
     return 0
+
+
+def partial_order(up_to: int, names: str | None) -> None:
+    """States with and without partial-order reduction for the manifest rows, measured in this run."""
+    import resource
+    import tomllib
+
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from test_manifest import run_row  # the manifest's own runner: the row's protocol, assignor, bounds, rules
+
+    rows = tomllib.loads((HERE.parent / "tests" / "manifest.toml").read_text())["model"]
+    if names:
+        wanted = set(names.split(","))
+        rows = [r for r in rows if r["name"] in wanted]
+    else:
+        rows = [r for r in rows if not r.get("slow") and r["states"] <= up_to]
+    print(f"4. partial-order reduction: {len(rows)} manifest rows with and without POR (CPU seconds of this process)")
+    total = {True: 0, False: 0}
+    for row in rows:
+        got = {}
+        for por in (False, True):
+            cpu = resource.getrusage(resource.RUSAGE_SELF)
+            result, _ = run_row(row, por=por)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            seconds = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+            verdicts = {r.property.name: r.verdict.status.value for r in result.results}
+            kinds = {n: t["kind"] for n, t in result.traces.items()}
+            got[por] = (result.exploration.states, seconds, verdicts, kinds, result.exploration.reduced)
+            total[por] += result.exploration.states
+        (n0, s0, v0, k0, _), (n1, s1, v1, k1, red) = got[False], got[True]
+        same = "same verdicts" if (v0, k0) == (v1, k1) else "VERDICTS DIFFER"
+        print(f"   {row['name']}: {n0:,} -> {n1:,} states ({n0 / n1:.2f}x, {red:,} ample expansions), "
+              f"{s0:.1f}s -> {s1:.1f}s CPU, {same}")
+    if rows:
+        print(f"   all rows: {total[False]:,} -> {total[True]:,} states ({total[False] / total[True]:.2f}x)")
 
 
 if __name__ == "__main__":
