@@ -148,3 +148,55 @@ def test_a_leaving_host_does_not_make_imbalance_0_out_of_a_fractional_level():
     assert all(lo <= hi for box in inst.boxes for lo, hi in box.values())
     result = optimal(view, "ha", timeout=120)
     assert result.status == "optimal" and result.values["imbalance"] == 1 and accepted(view, result.assignment)
+
+
+@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True)])
+def test_every_layout_of_least_imbalance_keeps_the_capacity_master(seed, leaving):
+    """The CP-SAT master's base inequalities and cuts admit each layout's own levels and widths: its bounds are bounds."""
+    from ortools.sat.python import cp_model
+
+    view = cluster(6, 20, seed=seed, leaving=leaving)
+    facts = Facts(view, "ha")
+    prob = placement._Problem(view, facts)
+    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    masters = []
+    original = benders.search_levels
+
+    def spy(**kwargs):
+        masters.append(kwargs["master"])
+        return original(**kwargs)
+
+    placement.search_levels = spy
+    try:
+        assert placement._search_levels(prob, inst, subs, placement.Deadline(120)).done
+    finally:
+        placement.search_levels = original
+    master = masters[0]
+    caps = dict(prob.caps)
+    rng = random.Random(seed)
+    best = optimal(view, "ha", timeout=120).assignment
+    start = {t: m for m, a in best.members for t in a.active}
+    checked = 0
+    for _ in range(300):  # layouts near the optimum: random ones seldom have the least imbalance
+        host = dict(start)
+        for t in rng.sample(view.task_ids, rng.randint(1, 4)):
+            host[t] = rng.choice(facts.active_hosts[t])
+        counts = {g: {m: 0 for m in caps} for g in [*prob.subs, "(all)"]}
+        for t, m in host.items():
+            if m in caps:
+                counts[subtopology_of(t)][m] += 1
+                counts["(all)"][m] += 1
+        if imbalance(counts["(all)"], caps) != inst.least:
+            continue
+        model, v, cost, _ = master._build()
+        for g, n in counts.items():
+            model.Add(v["p"][g] == int(max(Fraction(n[m], caps[m]) for m in caps) * master.denominator))
+            if g != "(all)":
+                model.Add(v["k"][g] == imbalance(n, caps))
+        model.Add(cost == prob.weight * sum(1 for t, o in facts.owner.items() if host[t] != o) + sum(1 for t, m in host.items() if m in prob.penalty[t]))
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        assert solver.Solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE), host
+        checked += 1
+    assert checked >= 10
