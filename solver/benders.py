@@ -1,4 +1,4 @@
-"""Spread, then moves and restore, over per-subtopology boxes: Z3 picks boxes, flows judge them (Benders).
+"""Spread, then moves and restore, over per-subtopology boxes: a master picks boxes, flows judge them (Benders).
 
 With equal capacities and the instance box settled (:mod:`rebalproof.solver.placement`), a
 layout is a flow through (subtopology, member) slots, and its spread is
@@ -24,6 +24,10 @@ Every layout's own box satisfies every cut, so what the master proves unsatisfia
 c - 1`` with both kinds, the spread fixed at its optimum. Each cut is checked by arithmetic
 when it is made (the set really is short of room at the box it cuts; the potential bound is
 really tight at its flow). A timeout leaves the bounds proven so far.
+
+With unequal capacities or leaving members the master is :class:`LevelMaster` (a level and a
+width per group, solved by CP-SAT) and the search :func:`search_levels`: the same flows, the
+same checked cuts, plus each staying member's cut made up front.
 """
 
 from __future__ import annotations
@@ -110,23 +114,14 @@ class _Master:
         return out
 
 
-def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool, saturating, linear: bool = False):
-    """The cut as a Z3 constraint; ``linear``: ``min(hi, Q)`` as a fresh integer below both (no ``If``)."""
+def _cut_expr(master, cost, coefficients: dict, constant: int, lhs_is_cost: bool, saturating):
+    """The cut as a Z3 constraint (``min(hi, Q)`` as an ``If``)."""
     parts = [z3.IntVal(constant)] + [c * master.term(b, g, m) for (b, g, m), c in coefficients.items()]
-    side = []
-    for i, (g, m, q) in enumerate(saturating):
+    for g, m, q in saturating:
         hi = master.term("hi", g, m)
-        if q is None:
-            parts.append(hi)
-        elif linear:  # only ever wanted large: at its best it is min(hi, Q)
-            v = z3.Int(f"sat#{len(master.cuts)}.{i}")
-            side += [v <= hi, v <= q]
-            parts.append(v)
-        else:
-            parts.append(z3.If(hi < q, hi, z3.IntVal(q)))
+        parts.append(hi if q is None else z3.If(hi < q, hi, z3.IntVal(q)))
     expr = z3.Sum(parts)
-    cut = (cost >= expr) if lhs_is_cost else (expr >= 0)
-    return z3.And(side + [cut]) if side else cut
+    return (cost >= expr) if lhs_is_cost else (expr >= 0)
 
 
 class LevelMaster:

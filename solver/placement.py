@@ -35,7 +35,7 @@ floors do not meet inside that box, the (task, member) pairs no flow within the 
 uses are dropped first (:func:`rebalproof.solver.flow.unusable_arcs`, certified by residual
 ranks of one flow) and the floors recomputed -- on the benchmark inputs this alone makes them
 meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-subtopology boxes
-(Z3 master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
+(Z3 or CP-SAT master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
 
 With unequal capacities a group has several boxes (one per level ``lam``), and a leaving
 member that may keep an active is a host without bounds (balance counts the staying members
