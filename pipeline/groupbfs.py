@@ -261,6 +261,7 @@ class _Graph:
         self.selection: list = []  # per task of the last level: (winning candidates, their positions)
         self._held: list = []  # the persisted RDD and broadcast the Spark frontier derives from
         self.spent: list = []  # broadcasts to destroy at the end
+        self.levels: list[str] = []  # per level expanded: "d" in the driver, "s" on Spark
         self.local_levels = 0
         self.saved_edges = 0
         self.spark_levels = 0
@@ -781,6 +782,7 @@ def explore_spark(
                 out, candidates = _expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), states)
                 results = [out]
                 graph.local_levels += 1
+                graph.levels.append("d")
             else:
                 if unpublished:
                     deltas.append(context.broadcast(np.sort(np.concatenate(unpublished))))
@@ -793,6 +795,7 @@ def explore_spark(
                 expanded.localCheckpoint()  # and the lineage stops here: levels do not pile up in jobs
                 results = expanded.map(_records).collect()
                 graph.spark_levels += 1
+                graph.levels.append("s")
             graph.task_seconds += sum(r["cpu"] for r in results)
             reduced += sum(r["reduced"] for r in results)
             cut = _level(graph, results, limits.max_states, stop_names)
@@ -862,6 +865,7 @@ def explore_spark(
         "partitions": partitions,
         "spark_levels": graph.spark_levels,
         "driver_levels": graph.local_levels,
+        "levels": "".join(graph.levels),
         "task_seconds": round(graph.task_seconds, 3),
     }
     return exp

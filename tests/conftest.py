@@ -46,21 +46,21 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # -- running in parallel (make test: pytest -n 2 --dist loadgroup) -----------------------------
-# Each test process starts its own Spark driver (a JVM) the first time a test needs Spark, and
-# keeps it for the rest of the run (pipeline/session.py). So that the suite starts two at most,
-# the tests that use Spark are in two groups: the single heaviest test (the 100k-state engine
-# equality, about a third of the suite's time) alone, every other Spark test together; the rest
-# is balanced freely between the two workers. Tests that share fixed paths outside tmp_path run
-# in one process too. Without -n nothing changes.
+# Each test process starts its own Spark driver (a JVM) the first time a test needs Spark and keeps
+# it for the rest of the run (pipeline/session.py); with two processes that is two JVMs at most,
+# however the tests are spread. The tests of one Spark file stay together (their module and
+# session fixtures -- a session, a reference exploration -- are built once), but the files are
+# spread over both processes like every other test, so neither waits while the other runs all of
+# Spark. Tests that share fixed paths outside tmp_path run in one process too. Without -n nothing
+# changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
 _OWN_GROUP = {"test_examples.py": "examples"}
-_ALONE = {"test_equal_at_100k_states_with_the_default_hybrid": "spark-100k"}
 
 
 def _group(path: Path) -> str | None:
     if path.name in _OWN_GROUP:
         return _OWN_GROUP[path.name]
-    return "spark" if _SPARK.search(path.read_text(encoding="utf-8")) else None
+    return f"spark-{path.stem}" if _SPARK.search(path.read_text(encoding="utf-8")) else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -72,6 +72,6 @@ def pytest_collection_modifyitems(config, items):
         path = Path(str(item.path))
         if path not in groups:
             groups[path] = _group(path)
-        group = _ALONE.get(getattr(item, "originalname", item.name)) or groups[path]
+        group = groups[path]
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))

@@ -7,6 +7,7 @@ edges, fingerprints, bound), the monitor's records and :func:`evaluate`'s verdic
 discoveries. The last level sizes are not pinned here: the group model's own tests pin them.
 """
 
+import re
 import sys
 from dataclasses import replace
 
@@ -89,12 +90,23 @@ def verdicts(ctx, exploration, monitor):
     return [(r.verdict.to_json(), plain(r.discovery)) for r in evaluate(ctx, exploration, monitor)]
 
 
-def test_equal_at_100k_states_with_the_default_hybrid(spark):
-    """cooperative + ha, 4 instances (3 at the start), 2 events: 118,253 states when written."""
-    model, ctx = check("cooperative", "ha", instances=4, initial=3, events=2)
-    local, distributed = run_both(spark, model, ctx, evaluate_both=False)
-    assert local.states >= 100_000 and local.complete
-    assert distributed.spark_stats["spark_levels"] > 0 and distributed.spark_stats["driver_levels"] > 0
+def test_equal_with_the_default_hybrid_levels_driver_spark_driver(spark):
+    """learner + learner, 3 instances (2 at the start), 2 events: 20,289 states in 32 levels when
+    written, the middle ten of at least 1,000 states. The default hybrid expands the small first
+    levels in the driver, hands the frontier to Spark (4 partitions), keeps it there from level to
+    level, and takes it back for the small last levels; every array, record and verdict (traces and
+    liveness included) is the local run's.
+
+    It replaces a comparison at 118,253 states (cooperative + ha, 4 instances) without verdicts
+    that was a third of the suite's time: the same paths at a sixth of the states, and the
+    verdicts compared too. The engines' identity at a million states is what bench/spark.py
+    checks (identical reports) on every run."""
+    model, ctx = check("learner", "learner", instances=3, initial=2, events=2)
+    local, distributed = run_both(spark, model, ctx)
+    assert local.states >= 20_000 and local.complete
+    levels = distributed.spark_stats["levels"]
+    assert distributed.spark_stats["partitions"] > 1
+    assert re.fullmatch(r"d+s{2,}d+", levels), levels  # driver, then Spark level after level, then driver
 
 
 @pytest.mark.parametrize(
