@@ -50,6 +50,7 @@ def run_check(spec: CheckSpec) -> dict:
                 bounds=bounds,
                 symmetry=symmetry,
                 max_seconds=spec.time_limit,
+                por=spec.por,
             )
         exp = result.exploration
         out.update(
@@ -57,6 +58,7 @@ def run_check(spec: CheckSpec) -> dict:
             assignor=resolved.name,
             rules=rules,
             symmetry=bool(result.symmetry),
+            por={"enabled": bool(exp.por), "reduced_expansions": exp.reduced},
             complete=bool(exp.complete and not exp.errors),
             bound=exp.bound,
             states=exp.states,

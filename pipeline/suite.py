@@ -7,7 +7,9 @@ A suite is a TOML file (data only, like the scenario files: numbers, booleans, n
 ``[[check]]`` (any number)
     one model check: ``name``, ``protocol`` (``cooperative``, ``learner:partial_rebalance=true``,
     ...), ``assignor`` (a built-in with options, a toy, ``py:``/``exec:``), optional ``rules``,
-    ``symmetry`` (``declared``/``on``/``off``/``auto``; default: the assignor's own), ``time_limit`` (seconds), ``bounds`` (a table of
+    ``symmetry`` (``declared``/``on``/``off``/``auto``; default: the assignor's own), ``time_limit`` (seconds),
+    ``por`` (``on``/``off``: partial-order reduction as ``check --por``; default ``off`` here, so the
+    suite's pinned counts are those of every interleaving), ``bounds`` (a table of
     :class:`~rebalproof.model.group_bounds.Bounds` fields, e.g. ``capacities = [1, 2]`` for
     stream threads per instance), and the expectations:
     ``not_promised`` — the run properties this pair does not promise (recorded, and compared
@@ -65,7 +67,7 @@ OUTCOMES = ("pass", "expected finding", "regression", "fixed", "promise changed"
 UNEXPECTED = frozenset(OUTCOMES) - {"pass", "expected finding"}
 
 _SUITE_KEYS = ("name", "description")
-_CHECK_KEYS = ("name", "protocol", "assignor", "rules", "symmetry", "time_limit", "bounds", "not_promised", "known")
+_CHECK_KEYS = ("name", "protocol", "assignor", "rules", "symmetry", "time_limit", "por", "bounds", "not_promised", "known")
 _REBALANCE_KEYS = ("assignors", "generated", "seed", "rules", "not_promised", "known")
 _TOP_KEYS = ("suite", "check", "rebalances")
 _RULES = ("ha", "learner", "sticky", "eager", "none")
@@ -89,6 +91,7 @@ class CheckSpec:
     rules: str | None = None
     symmetry: str | None = None  # None: the assignor's default mode (declared for built-ins, auto for py:/exec:)
     time_limit: float | None = None
+    por: bool = False  # partial-order reduction (rebalproof.model.group_por)
     bounds: tuple[tuple[str, object], ...] = ()
     not_promised: tuple[str, ...] | None = None
     known: tuple[tuple[str, Expectation], ...] = ()
@@ -110,6 +113,8 @@ class CheckSpec:
             out["symmetry"] = self.symmetry
         if self.time_limit is not None:
             out["time_limit"] = self.time_limit
+        if self.por:
+            out["por"] = "on"
         if self.not_promised is not None:
             out["not_promised"] = list(self.not_promised)
         if self.known:
@@ -229,6 +234,9 @@ def _check(raw, index: int, run_names: tuple[str, ...]) -> CheckSpec:
     time_limit = raw.get("time_limit")
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
         raise InputError(f"time_limit must be a number of seconds above 0, got {time_limit!r}", where=f"{where}.time_limit")
+    por = raw.get("por", "off")
+    if por not in ("on", "off"):
+        raise InputError(f"por must be \"on\" or \"off\" (partial-order reduction), got {por!r}", where=f"{where}.por")
     bounds = _table(raw.get("bounds", {}), f"{where}.bounds")
     _known_keys(bounds, BOUND_FIELDS, f"{where}.bounds")
     try:
@@ -247,6 +255,7 @@ def _check(raw, index: int, run_names: tuple[str, ...]) -> CheckSpec:
         rules=rules,
         symmetry=symmetry,
         time_limit=float(time_limit) if time_limit is not None else None,
+        por=por == "on",
         bounds=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in bounds.items())),
         not_promised=not_promised,
         known=tuple((p, _expectation(t, f"{where}.known.{p}")) for p, t in sorted(known.items())),

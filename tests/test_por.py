@@ -184,3 +184,35 @@ def test_check_reports_por_and_por_off_explores_every_interleaving(capsys):
 def test_explore_without_por_is_the_default_of_the_library():
     model = GroupModel(protocol=protocol("eager"), bounds=Bounds(partitions=3), assignor=builtin("sticky").make())
     assert not explore(model).por
+
+
+def test_a_suite_check_takes_por(tmp_path):
+    from rebalproof.errors import InputError
+    from rebalproof.pipeline.matrix import run_check
+    from rebalproof.pipeline.suite import load_suite
+
+    text = '''[suite]
+name = "por"
+[[check]]
+name = "eager-sticky"
+protocol = "eager"
+assignor = "sticky"
+bounds = { partitions = 3 }
+por = "%s"
+'''
+    path = tmp_path / "suite.toml"
+    got = {}
+    for por in ("on", "off"):
+        path.write_text(text % por)
+        spec = load_suite(path).checks[0]
+        assert spec.por is (por == "on") and ("por" in spec.to_json()) is (por == "on")
+        got[por] = run_check(spec)
+    assert got["on"]["por"]["enabled"] and got["on"]["states"] < got["off"]["states"]
+    assert [p["status"] for p in got["on"]["properties"]] == [p["status"] for p in got["off"]["properties"]]
+    path.write_text(text % "maybe")
+    try:
+        load_suite(path)
+    except InputError as error:
+        assert "por must be" in str(error)
+    else:
+        raise AssertionError("a bad por value was accepted")
