@@ -62,15 +62,20 @@ class OneChoice:
 class MemoChooser:
     """A chooser with answers memoised by a hashable key of the view and checked once.
 
+    The memo keeps the answers; the views themselves only for the latest ``recent`` keys asked
+    (a view is rebuilt from its key past them: a million-state run reaches tens of thousands of
+    views, each a few kilobytes as objects, and needs each only around the states that ask).
     Not shared between processes: pickling drops the memo (the engine of another process
     rebuilds it), so the model stays picklable for a distributed engine.
     """
 
-    def __init__(self, inner, *, name: str, limit: int = 200_000):
+    def __init__(self, inner, *, name: str, limit: int = 200_000, recent: int = 4096):
         self.inner = inner
         self.name = name
         self.limit = limit
-        self._memo: dict = {}
+        self.recent = recent
+        self._memo: dict = {}  # key -> answers
+        self._views: dict = {}  # key -> view, for the latest keys asked
         #: views answered by the inner assignor (one call each for a deterministic assignor)
         self.calls = 0
         #: look-ups answered from the memo, without a call
@@ -79,13 +84,34 @@ class MemoChooser:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_memo"] = {}
+        state["_views"] = {}
         return state
 
-    def views(self) -> list[RebalanceInput]:
-        """The views answered so far (still in the memo), in the order they were first asked."""
-        return [view for view, _ in self._memo.values()]
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_views", {})
+        self.__dict__.setdefault("recent", 4096)
 
-    def choices_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[RebalanceInput, tuple[Assignment, ...]]:
+    def views(self, rebuild: Callable) -> list[RebalanceInput]:
+        """The views answered so far (still in the memo), in the order they were first asked,
+        each ``rebuild(key)``."""
+        return [rebuild(key) for key in self._memo]
+
+    def view_for(self, key, build_view: Callable[[], RebalanceInput]) -> RebalanceInput:
+        """The view of ``key``: kept from a recent ask, or ``build_view()``."""
+        view = self._views.get(key)
+        if view is None:
+            view = self._keep(key, build_view())
+        return view
+
+    def _keep(self, key, view: RebalanceInput) -> RebalanceInput:
+        if len(self._views) >= self.recent:
+            self._views.clear()
+        self._views[key] = view
+        return view
+
+    def answers_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[Assignment, ...]:
+        """The answers on the view of ``key``, asking the assignor (once) on a miss."""
         hit = self._memo.get(key)
         if hit is not None:
             self.hits += 1
@@ -113,8 +139,14 @@ class MemoChooser:
                 ) from None
         if len(self._memo) >= self.limit:
             self._memo.clear()
-        self._memo[key] = (view, answers)
-        return view, answers
+        self._memo[key] = answers
+        self._keep(key, view)
+        return answers
+
+    def choices_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[RebalanceInput, tuple[Assignment, ...]]:
+        """``(view, answers)`` of ``key``."""
+        answers = self.answers_for(key, build_view)
+        return self.view_for(key, build_view), answers
 
 
 def as_chooser(assignor, *, name: str | None = None) -> MemoChooser:

@@ -58,6 +58,33 @@ def _with(triggers: tuple[str, ...], reason: str) -> tuple[str, ...]:
     return tuple(sorted(triggers + (reason,)))
 
 
+class _LastState:
+    """What the leader's side computed for the last state asked about (an engine asks about one
+    state many times in a row: its actions, each rebalance successor, the monitor's look at each
+    rebalance edge). Keyed by the state object itself, held here, so never by a reused address;
+    dropped when pickled, as the chooser's memo is."""
+
+    __slots__ = ("state", "joined", "reported", "key", "answers", "view", "steps")
+
+    def __init__(self):
+        self.state = None
+        self.joined = self.reported = self.key = self.answers = self.view = None
+        self.steps: dict = {}
+
+    def __getstate__(self):
+        return None
+
+    def __setstate__(self, _):
+        self.__init__()
+
+    def at(self, state) -> "_LastState":
+        if self.state is not state:
+            self.state = state
+            self.joined = self.reported = self.key = self.answers = self.view = None
+            self.steps = {}
+        return self
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class GroupModel:
     """One protocol + one assignor + bounds. Pure: no method changes the model or a state."""
@@ -70,10 +97,19 @@ class GroupModel:
     _stateful: frozenset = field(init=False, repr=False)
     _order: dict = field(init=False, repr=False)
     _capacity: dict = field(init=False, repr=False)
+    _last: _LastState = field(init=False, repr=False)
+    _tasks: tuple = field(init=False, repr=False)
+    _task_ids: tuple = field(init=False, repr=False)
+    _config: object = field(init=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
+        object.__setattr__(self, "_last", _LastState())
         tasks = self.bounds.tasks
+        # built once: every view shares them (Bounds builds them anew on each access)
+        object.__setattr__(self, "_tasks", tasks)
+        object.__setattr__(self, "_task_ids", tuple(t.id for t in tasks))
+        object.__setattr__(self, "_config", self.bounds.config)
         object.__setattr__(self, "_stateful", frozenset(t.id for t in tasks if t.stateful))
         object.__setattr__(self, "_order", {t.id: i for i, t in enumerate(tasks)})
         ids = self.bounds.member_ids
@@ -82,11 +118,11 @@ class GroupModel:
     # -- the interface ---------------------------------------------------------------------
     @property
     def tasks(self):
-        return self.bounds.tasks
+        return self._tasks
 
     @property
     def task_ids(self) -> tuple[str, ...]:
-        return tuple(t.id for t in self.bounds.tasks)
+        return self._task_ids
 
     def is_stateful(self, task: str) -> bool:
         return task in self._stateful
@@ -150,7 +186,7 @@ class GroupModel:
         proto = self.protocol
         members = state.members
         if state.triggers and members:
-            n = len(self._answers_for(state)[1])
+            n = len(self._answers(state))
             electors = (None,) if state.leader is not None else tuple(m.id for m in members)
             for leader in electors:
                 for c in range(n):
@@ -238,7 +274,14 @@ class GroupModel:
 
     def view_key(self, state: GroupState):
         """A hashable key of the leader's view in ``state`` (equal keys, equal views)."""
-        return self._view_key(state, *self.joined(state))
+        return self._joined_key(state).key
+
+    def _joined_key(self, state: GroupState) -> _LastState:
+        last = self._last.at(state)
+        if last.key is None:
+            last.joined, last.reported = self.joined(state)
+            last.key = self._view_key(state, last.joined, last.reported)
+        return last
 
     @staticmethod
     def _view_key(state: GroupState, joined, reported):
@@ -248,30 +291,47 @@ class GroupModel:
         )
 
     def _answers_for(self, state: GroupState):
-        joined, reported = self.joined(state)
-        key = self._view_key(state, joined, reported)
+        """``(view, answers)`` of the rebalance ``state`` would run."""
+        answers = self._answers(state)
+        last = self._last
+        if last.view is None:
+            key = last.key
+            last.view = self._chooser.view_for(key, lambda: self.view_from_key(key))
+        return last.view, answers
+
+    def _answers(self, state: GroupState) -> tuple:
+        """The assignor's answers on the view of ``state`` (the view itself not built)."""
+        last = self._joined_key(state)
+        if last.answers is None:
+            key = last.key
+            last.answers = self._chooser.answers_for(key, lambda: self.view_from_key(key))
+        return last.answers
+
+    def view_from_key(self, key) -> RebalanceInput:
+        """The leader's view of a :meth:`view_key` (the key holds all of it but what the bounds fix)."""
+        members, memory = key
         behind = self.bounds.behind_lag
+        return RebalanceInput(
+            config=self._config,
+            tasks=self._tasks,
+            members=tuple(
+                Member(
+                    id=m_id,
+                    capacity=self.capacity(m_id),
+                    leaving=leaving,
+                    active=active,
+                    standby=standby,
+                    warmup=warmup,
+                    lags=tuple((t, 0 if c == CAUGHT_UP else behind) for t, c in lags),
+                )
+                for m_id, leaving, active, standby, warmup, lags in members
+            ),
+            previous_members=memory,
+        )
 
-        def build() -> RebalanceInput:
-            return RebalanceInput(
-                config=self.bounds.config,
-                tasks=self.bounds.tasks,
-                members=tuple(
-                    Member(
-                        id=m.id,
-                        capacity=self.capacity(m.id),
-                        leaving=m.leaving,
-                        active=reported[m.id],
-                        standby=m.standby,
-                        warmup=m.warmup,
-                        lags=tuple((t, 0 if c == CAUGHT_UP else behind) for t, c in m.lags),
-                    )
-                    for m in joined
-                ),
-                previous_members=state.memory,
-            )
-
-        return self._chooser.choices_for(key, build)
+    def views_asked(self) -> list[RebalanceInput]:
+        """Every view the assignor answered (still in the chooser's memo), in the order first asked."""
+        return self._chooser.views(self.view_from_key)
 
     def rebalance_step(self, state: GroupState, action: Action) -> RebalanceStep | None:
         """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""
@@ -280,9 +340,12 @@ class GroupModel:
         view, answers = self._answers_for(state)
         if not 0 <= action.choice < len(answers):
             return None
-        joined, _ = self.joined(state)
-        raw = answers[action.choice]
-        return RebalanceStep(view=view, assignment=raw, delivered=self._hand_over(joined, raw))
+        last = self._last.at(state)
+        step = last.steps.get(action.choice)
+        if step is None:
+            raw = answers[action.choice]
+            step = last.steps[action.choice] = RebalanceStep(view=view, assignment=raw, delivered=self._hand_over(last.joined, raw))
+        return step
 
     def _sorted(self, tasks) -> tuple[str, ...]:
         order = self._order
@@ -324,7 +387,7 @@ class GroupModel:
         step = self.rebalance_step(s, a)
         if step is None:
             return None
-        joined, _ = self.joined(s)
+        joined = self._last.at(s).joined
         return GroupState(
             members=joined,
             leader=leader,

@@ -462,6 +462,7 @@ class RunMonitor:
         self.judge = RebalanceJudge(ctx.rules, judged) if judged else None
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
         self._attainable: dict = {}  # (capacity, leaving) per member -> balance_attainable
+        self._config, self._tasks = ctx.bounds.config, ctx.bounds.tasks  # built once, shared by every view
 
     def _record(self, name: str, discovery: Discovery) -> None:
         if name not in self.discoveries:
@@ -510,8 +511,8 @@ class RunMonitor:
         when the oracle's search could not tell (see the module docstring)."""
         capacity = self.model.capacity
         view = RebalanceInput(
-            config=self.ctx.bounds.config,
-            tasks=self.ctx.bounds.tasks,
+            config=self._config,
+            tasks=self._tasks,
             members=tuple(Member(id=m.id, capacity=capacity(m.id), leaving=m.leaving) for m in s.members),
         )
         assignment = Assignment.build({m.id: {"active": list(m.active)} for m in s.members})

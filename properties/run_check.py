@@ -154,7 +154,7 @@ def check_model(
     engine = explorer if not por else functools.partial(explorer, por=True)
     exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
-        sym_check = recheck_reached(sym_check, inner, model._chooser.views(), classes=model.capacity_classes)
+        sym_check = recheck_reached(sym_check, inner, model.views_asked(), classes=model.capacity_classes)
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up

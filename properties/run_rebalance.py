@@ -25,12 +25,21 @@ The Spark engine runs one :class:`RebalanceJudge` per bucket with ``track_edges`
 (:meth:`RebalanceJudge.merge`), so counts and first discoveries are the local ones. Views are
 identified across processes by a 64-bit BLAKE2 digest of the model's view key (its ``repr`` is
 deterministic: tuples of strings, numbers, booleans and None).
+
+Judging is the costly part, so a (view, answer) is judged once per *shape*: the pair with its
+member ids renamed to their ranks in natural order (:func:`shape_of`). Verdicts must not depend
+on naming (a rule of the project: none of the catalogue's readings looks at an id but to tell
+members apart, to order them, or to name them in a message), and a renaming that keeps the order
+keeps even tie-breaks by id. A shape judged clean is clean for every view of that shape; one that
+breaks or leaves undecided a property is judged again on each view, so its messages name that
+view's own members.
 """
 
 from __future__ import annotations
 
 from hashlib import blake2b
 
+from rebalproof.model.names import id_key
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
 from rebalproof.properties.verdict import Status
 
@@ -38,6 +47,7 @@ __all__ = [
     "PROMISED_WITHOUT_RULES",
     "REBALANCE_NAMES",
     "RebalanceJudge",
+    "shape_of",
     "promised",
     "promised_words",
     "judge_step",
@@ -85,14 +95,36 @@ def _digest(key) -> int:
     return int.from_bytes(blake2b(repr(key).encode(), digest_size=8).digest(), "big")
 
 
+def shape_of(view, assignment) -> int | None:
+    """A 128-bit digest of ``(view, assignment)`` with member ids renamed to their ranks in natural
+    order (:func:`~rebalproof.model.names.id_key`), or None when plain string order and natural
+    order of the ids disagree (``I2``/``I10``: then no renaming keeps every order a reading might use)."""
+    ids = {m.id for m in view.members} | set(view.previous_members or ()) | {m for m, _ in assignment.members}
+    natural = sorted(ids, key=id_key)
+    if natural != sorted(ids):
+        return None
+    rank = {m: i for i, m in enumerate(natural)}
+    shape = (
+        tuple((rank[m.id], m.capacity, m.leaving, m.active, m.standby, m.warmup, m.lags) for m in view.members),
+        None if view.previous_members is None else tuple(rank[m] for m in view.previous_members),
+        tuple((rank[m], x.active, x.standby, x.warmup) for m, x in assignment.members),
+        assignment.probing_rebalance,
+    )
+    return int.from_bytes(blake2b(repr(shape).encode(), digest_size=16).digest(), "big")
+
+
 class RebalanceJudge:
     """Judges each distinct (view, answer) once; keeps per view which properties it breaks."""
 
-    def __init__(self, rules: str | None, names=REBALANCE_NAMES, *, track_edges: bool = False):
+    def __init__(self, rules: str | None, names=REBALANCE_NAMES, *, track_edges: bool = False, by_shape: bool = True):
         self.rules = rules
+        self.by_shape = by_shape
         self.names = tuple(n for n in REBALANCE_NAMES if n in set(names))
         self.track_edges = track_edges
         self._memo: dict = {}  # (view key, choice) -> (digest, violated mask, inconclusive mask, messages)
+        self._clean: set = set()  # shapes (:func:`shape_of`) judged to break and leave undecided nothing
+        #: (view, answer) pairs judged by the catalogue (the rest were clean shapes already judged)
+        self.judged = 0
         #: view digest -> (violated mask, inconclusive mask) over the answers judged on it
         self.views: dict[int, tuple[int, int]] = {}
         #: rebalance edge -> view digest (only with ``track_edges``: what a Spark bucket sends)
@@ -102,21 +134,33 @@ class RebalanceJudge:
         """(property, message) for every property the answer of ``step`` breaks, in catalogue order."""
         hit = self._memo.get((key, choice))
         if hit is None:
-            bad = unsure = 0
-            messages = []
-            for name in self.names:
-                verdict = _reading(name, self.rules)(step.view, step.assignment)
-                if verdict.status is Status.VIOLATED:
-                    bad |= _BIT[name]
-                    messages.append((name, verdict.message))
-                elif verdict.status is Status.INCONCLUSIVE:
-                    unsure |= _BIT[name]
-            hit = self._memo[(key, choice)] = (_digest(key), bad, unsure, tuple(messages))
+            shape = shape_of(step.view, step.assignment) if self.by_shape else None
+            if shape is not None and shape in self._clean:
+                hit = (_digest(key), 0, 0, ())
+            else:
+                hit = (_digest(key), *self._judge(step))
+                if shape is not None and not hit[1] and not hit[2]:
+                    self._clean.add(shape)
+            self._memo[(key, choice)] = hit
         digest, bad, unsure, messages = hit
         self._note(digest, bad, unsure)
         if self.track_edges:
             self.edge_views[edge] = digest
         return list(messages)
+
+    def _judge(self, step) -> tuple[int, int, tuple]:
+        """(violated mask, inconclusive mask, messages) of the catalogue's readings on ``step``."""
+        self.judged += 1
+        bad = unsure = 0
+        messages = []
+        for name in self.names:
+            verdict = _reading(name, self.rules)(step.view, step.assignment)
+            if verdict.status is Status.VIOLATED:
+                bad |= _BIT[name]
+                messages.append((name, verdict.message))
+            elif verdict.status is Status.INCONCLUSIVE:
+                unsure |= _BIT[name]
+        return bad, unsure, tuple(messages)
 
     def _note(self, digest: int, bad: int, unsure: int) -> None:
         old = self.views.get(digest)

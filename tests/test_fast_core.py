@@ -3,6 +3,9 @@
 - :class:`~rebalproof.model.group_fingerprint.Fingerprinter` memoises members' texts: its
   fingerprints are :func:`~rebalproof.model.group_fingerprint.fingerprint`'s, before and
   after pickling (the Spark engine ships it), on every state of a real exploration.
+- the per-rebalance judge judges each shape of (view, answer) once
+  (:func:`~rebalproof.properties.run_rebalance.shape_of`): every view's verdicts, every report
+  and every trace are the ones judging each view gives, violations included;
 - :func:`~rebalproof.model.assignors.ha_flow.quota_box` works in integers with a memo: its
   boxes are the ones the water level gives in exact fractions (the oracle below).
 """
@@ -13,6 +16,7 @@ import math
 import pickle
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +27,7 @@ from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_fingerprint import Fingerprinter, encode, fingerprint
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import protocol
+from rebalproof.model.toy_assignors import RoundRobin
 
 
 def test_memoised_fingerprints_are_the_plain_ones_on_every_explored_state():
@@ -61,3 +66,42 @@ def test_integer_quota_box_is_the_fraction_one(members, total, with_start):
     want = _fraction_box(total, caps, start)
     assert quota_box(total, caps, start=start or None) == want
     assert quota_box(total, caps, start=start or None) == want  # the memo's answer too
+
+
+def _judged(monkeypatch, by_shape: bool, **check):
+    """A check with the judge memoising by shape or not: (report, per-view masks, catalogue calls)."""
+    from functools import partial
+
+    from rebalproof.properties import run as run_module
+    from rebalproof.properties.run_check import check_model
+    from rebalproof.properties.run_rebalance import RebalanceJudge
+
+    judges = []
+
+    def make(*args, **kwargs):
+        judge = RebalanceJudge(*args, **kwargs, by_shape=by_shape)
+        judges.append(judge)
+        return judge
+
+    monkeypatch.setattr(run_module, "RebalanceJudge", make)
+    result = check_model(**check)
+    report = [(r.property.name, r.verdict.status, r.verdict.message, r.verdict.measure) for r in result.results]
+    return report, result.traces, judges[-1].views, judges[-1].judged
+
+
+@pytest.mark.parametrize(
+    "label, assignor, rules, bounds",
+    [
+        ("ha", lambda: builtin("ha").make(), "ha", Bounds()),
+        ("ha, mixed capacities", lambda: builtin("ha").make(), "ha", Bounds(events=1, capacities=(2, 1))),
+        ("round-robin judged by the ha rules (violations)", RoundRobin, "ha", Bounds(events=1)),
+    ],
+)
+def test_judging_each_shape_once_gives_the_per_view_verdicts_of_judging_every_view(monkeypatch, label, assignor, rules, bounds):
+    check = dict(protocol=protocol("cooperative"), bounds=bounds, rules=rules, assignor_name=label)
+    slow = _judged(monkeypatch, False, assignor=assignor(), **check)
+    fast = _judged(monkeypatch, True, assignor=assignor(), **check)
+    assert fast[:3] == slow[:3], label
+    assert fast[3] <= slow[3]
+    if label == "ha":  # views I1+I3 and I2+I3 of one shape: judged once
+        assert fast[3] < slow[3], f"{label}: no shape was shared ({fast[3]} judged of {slow[3]})"
