@@ -3,7 +3,8 @@
 :func:`explore` runs BFS over ``model.expand(state) -> [(action, next_state)]`` from
 ``model.init_states()``: the first violation found of a state or edge property is at the least
 depth, so its trace is a shortest one. Visited states are kept as 64-bit fingerprints
-(:mod:`rebalproof.model.group_fingerprint`) mapped to a dense index; per index we keep the
+(:mod:`rebalproof.model.group_fingerprint`) mapped to a dense index
+(:class:`~rebalproof.model.visited.Visited`: flat sorted arrays but for the newest entries); per index we keep the
 parent index and the *action* that reached it, so a path is rebuilt as a list of actions and
 replayed through ``next_state`` (never identified by a state's hash: two actions reaching one
 state keep their own identity). Every edge is kept (source, target, action) as compact arrays
@@ -32,7 +33,6 @@ Examples
 from __future__ import annotations
 
 import resource
-import sys
 import time
 from array import array
 from collections import deque
@@ -43,6 +43,7 @@ from rebalproof.model.budget import Budget
 from rebalproof.model.group_fingerprint import Fingerprinter, collision_probability
 from rebalproof.model.group_por import ample_expand
 from rebalproof.model.group_state import Action
+from rebalproof.model.visited import Visited
 
 __all__ = ["Limits", "Monitor", "Exploration", "ExploreStats", "explore", "expand_level", "current_rss"]
 
@@ -209,17 +210,13 @@ class Exploration:
         return self.replay(init, acts)[-1]
 
 
-def _stored_bytes(visited: dict, exp: Exploration) -> int:
-    """Bytes held for the visited set and the graph (fingerprint dict, its keys and values, arrays)."""
-    n = len(visited)
-    sample = next(iter(visited.items()), (0, 0))
-    per_key = sys.getsizeof(sample[0])
-    per_val = sys.getsizeof(max(n - 1, 0))
+def _stored_bytes(visited: Visited, exp: Exploration) -> int:
+    """Bytes held for the visited set and the graph (:meth:`Visited.nbytes`, the arrays)."""
     arrays = sum(
         a.itemsize * len(a)
         for a in (exp.parent, exp.via, exp.depth, exp.edge_src, exp.edge_dst, exp.edge_act, exp.first_edge, exp.fingerprints)
     )
-    return sys.getsizeof(visited) + n * (per_key + per_val) + arrays
+    return visited.nbytes() + arrays
 
 
 def _peak_rss() -> int:
@@ -263,7 +260,7 @@ def explore(
     monitor = monitor or Monitor()
     fp = Fingerprinter(model.task_ids, symmetry=symmetry, classes=getattr(model, "capacity_classes", None))
     exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry, budget=limits.budget, por=por)
-    visited: dict[int, int] = {}
+    visited = Visited()
     action_ids: dict[Action, int] = {}
     frontier: deque = deque()
     started = time.perf_counter()
@@ -273,10 +270,10 @@ def explore(
 
     for state in model.init_states():
         h = fp(state)
-        if h in visited:
+        if visited.get(h) is not None:
             continue
         idx = len(parent)
-        visited[h] = idx
+        visited.add(h, idx)
         exp.init.append(state)
         parent.append(-1)
         via.append(-1)
@@ -338,7 +335,7 @@ def explore(
             j = visited.get(h)
             if j is None:
                 j = len(parent)
-                visited[h] = j
+                visited.add(h, j)
                 parent.append(idx)
                 via.append(aid)
                 depth.append(d + 1)

@@ -105,3 +105,19 @@ def test_judging_each_shape_once_gives_the_per_view_verdicts_of_judging_every_vi
     assert fast[3] <= slow[3]
     if label == "ha":  # views I1+I3 and I2+I3 of one shape: judged once
         assert fast[3] < slow[3], f"{label}: no shape was shared ({fast[3]} judged of {slow[3]})"
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(0, 2**64 - 1), unique=True, max_size=60), st.integers(1, 8))
+def test_visited_set_is_a_dict_whatever_the_merges(fps, young_limit):
+    from rebalproof.model.visited import Visited
+
+    seen, plain = Visited(young_limit=young_limit), {}
+    for idx, fp in enumerate(fps):
+        assert seen.get(fp) is None
+        seen.add(fp, idx)
+        plain[fp] = idx
+        assert len(seen) == len(plain)
+    for fp, idx in plain.items():
+        assert seen.get(fp) == idx
+    assert seen.get(2**64 - 1) == plain.get(2**64 - 1)
