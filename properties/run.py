@@ -63,6 +63,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.budget import BudgetSpent
@@ -81,7 +83,7 @@ from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
-from rebalproof.properties.run_liveness import fair_components, fair_cycle, longest_paths, nontrivial_sccs
+from rebalproof.properties.run_liveness import EdgeRanges, edge_array, fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -623,16 +625,27 @@ class _Graph:
     settled: set = field(default_factory=set)
 
 
+def _action_table(exp, test) -> np.ndarray:
+    """``test(action)`` for every action id, as a boolean array (index it by ``edge_act``)."""
+    return np.fromiter((bool(test(a)) for a in exp.actions), dtype=bool, count=len(exp.actions))
+
+
+def _per_edge_action(exp, test) -> np.ndarray:
+    """``test(action of e)`` for every edge ``e``, as a boolean array."""
+    if not len(exp.edge_act):
+        return np.zeros(0, dtype=bool)
+    return _action_table(exp, test)[edge_array(exp.edge_act)]
+
+
 def _graph(exp, monitor) -> _Graph:
-    ranges = exp.edge_ranges()
-    g = _Graph(exp=exp, monitor=monitor, ranges=ranges)
-    acts = exp.actions
-    for u in range(exp.states):
-        if not exp.expanded(u):
-            continue
-        if any(acts[exp.edge_act[e]].kind in FAIR_KINDS for e in ranges[u]):
-            continue
-        g.settled.add(u)
+    g = _Graph(exp=exp, monitor=monitor, ranges=EdgeRanges(exp))
+    # settled: expanded, and no edge of a fair kind leaves it
+    fair = _per_edge_action(exp, lambda a: a.kind in FAIR_KINDS)
+    src = edge_array(exp.edge_src)
+    has_fair = np.zeros(exp.states, dtype=bool)
+    has_fair[src[fair]] = True
+    expanded = edge_array(exp.first_edge) >= 0
+    g.settled = set(np.flatnonzero(expanded & ~has_fair).tolist())
     return g
 
 
@@ -687,17 +700,14 @@ def _check_converges(ctx: RunContext, g: _Graph):
             return Status.VIOLATED, "settles on an assignment that is not balanced (KIP-441 balance)", Discovery(
                 property="converges", kind="safety", state=u, message="settled, not balanced"
             ), measure
-    nodes = set(range(exp.states))
     acts = exp.actions
-
-    def internal(e):
-        return acts[exp.edge_act[e]].kind not in MEMBERSHIP_KINDS
-
     sources = sorted(
         {exp.edge_dst[e] for u in g.settled for e in g.ranges[u] if acts[exp.edge_act[e]].kind == "join"}
     )
     if sources:
-        best, step, unbounded, component = longest_paths(exp, g.ranges, nodes, internal, lambda e: mon.edge_weight[e] >> 1 & 1)
+        internal = _per_edge_action(exp, lambda a: a.kind not in MEMBERSHIP_KINDS)
+        decisive = (np.frombuffer(bytes(mon.edge_weight), dtype=np.uint8) >> 1) & 1
+        best, step, unbounded, component = longest_paths(exp, g.ranges, None, internal, decisive)
         worst_src = max(sources, key=lambda n: (best[n], -n))
         worst = best[worst_src]
         measure["worst_rebalances_after_join"] = "unbounded" if worst == float("inf") else int(worst)
@@ -744,17 +754,18 @@ def _worst_stretch(g: _Graph, moved: dict) -> tuple[float, str | None]:
     stays unprocessed, and that task; ``inf`` when a cycle repeats them."""
     exp, mon = g.exp, g.monitor
     worst_all, worst_task = 0, None
+    unprocessed = edge_array(mon.unprocessed)
+    moved_edges = np.fromiter(moved.keys(), dtype=np.int64, count=len(moved))
+    moved_masks = np.fromiter(moved.values(), dtype=np.uint64, count=len(moved))
     for i, t in enumerate(exp.model.task_ids):
-        bit = 1 << i
-        if not any(v & bit for v in moved.values()):
+        bit = np.uint64(1 << i)
+        if not (moved_masks & bit).any():
             continue
-        nodes = {u for u in range(exp.states) if mon.unprocessed[u] & bit}
-
-        def weight(e, bit=bit):
-            return 1 if moved.get(e, 0) & bit else 0
-
-        best, _, _, _ = longest_paths(exp, g.ranges, nodes, lambda e: True, weight)
-        top = max(best.values(), default=0)
+        nodes = (unprocessed & bit) != 0
+        weight = np.zeros(len(exp.edge_src), dtype=np.float64)
+        weight[moved_edges[(moved_masks & bit) != 0]] = 1
+        best, _, _, _ = longest_paths(exp, g.ranges, nodes, None, weight)
+        top = best.largest(default=0)
         if top > worst_all:
             worst_all, worst_task = top, t
     return worst_all, worst_task

@@ -24,6 +24,8 @@ enabled all along it.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +34,7 @@ from scipy.sparse.csgraph import connected_components
 
 from rebalproof.model.group_state import FAIR_KINDS
 
-__all__ = ["Component", "nontrivial_sccs", "fair_components", "fair_cycle", "longest_paths", "fair_keys"]
+__all__ = ["Component", "EdgeRanges", "nontrivial_sccs", "fair_components", "fair_cycle", "longest_paths", "fair_keys", "edge_array"]
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,49 @@ def _check_budget(exp) -> None:
         budget.check()
 
 
+def edge_array(values) -> np.ndarray:
+    """A flat array (``array.array``, numpy, list) as a numpy array, without a copy where it can.
+
+    A view of an ``array.array`` pins its buffer (it cannot grow while the view lives): the
+    routines here take views of a finished exploration and drop them when they return.
+    """
+    if isinstance(values, np.ndarray):
+        return values
+    if isinstance(values, array) and len(values):
+        return np.frombuffer(values, dtype=np.dtype(values.typecode))
+    return np.asarray(values, dtype=np.int64)
+
+
+class EdgeRanges:
+    """``ranges[u]``: the edge indices leaving ``u`` (:meth:`Exploration.out_edges`), for every
+    state, from two flat arrays instead of a list of ``range`` objects (16 bytes a state, not 56)."""
+
+    def __init__(self, exp):
+        first = edge_array(exp.first_edge).astype(np.int64)
+        n, total = len(first), len(exp.edge_src)
+        end = np.full(n, total, dtype=np.int64)
+        expanded = np.flatnonzero(first >= 0)
+        if len(expanded) > 1:
+            end[expanded[:-1]] = first[expanded[1:]]
+        self._first, self._end = first, end
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def __getitem__(self, u) -> range:
+        start = int(self._first[u])
+        return range(start, int(self._end[u])) if start >= 0 else range(0)
+
+
 def _edge_arrays(exp) -> tuple[np.ndarray, np.ndarray]:
-    """``(src, dst)`` of every edge as int64 arrays (copies: the explorer's arrays stay resizable)."""
-    return np.array(exp.edge_src, dtype=np.int64), np.array(exp.edge_dst, dtype=np.int64)
+    """``(src, dst)`` of every edge (views of the explorer's arrays where they are ``array.array``)."""
+    return edge_array(exp.edge_src), edge_array(exp.edge_dst)
 
 
 def _node_mask(n: int, nodes) -> np.ndarray:
+    """``nodes`` (None: all; a boolean array of length ``n``; an iterable of indices) as a mask."""
+    if isinstance(nodes, np.ndarray) and nodes.dtype == bool:
+        return nodes
     keep = np.zeros(n, dtype=bool)
     if nodes is None:
         keep[:] = True
@@ -75,8 +114,24 @@ def _node_mask(n: int, nodes) -> np.ndarray:
     return keep
 
 
+#: Edges handed to a per-edge Python callable at a time (a list of a million ints costs 36 MB).
+_CHUNK = 1 << 16
+
+
+def _per_edge(chosen: np.ndarray, fn, dtype) -> np.ndarray:
+    """``fn(e)`` for every edge index of ``chosen``: an array indexed by edge as is, a callable chunk by chunk."""
+    if isinstance(fn, np.ndarray):
+        return fn[chosen].astype(dtype, copy=False)
+    out = np.empty(len(chosen), dtype=dtype)
+    for at in range(0, len(chosen), _CHUNK):
+        part = chosen[at:at + _CHUNK].tolist()
+        out[at:at + len(part)] = np.fromiter((fn(e) for e in part), dtype=dtype, count=len(part))
+    return out
+
+
 def _selected_edges(exp, nodes, edge_ok) -> np.ndarray:
-    """Indices of the edges between ``nodes`` (default: all) with ``edge_ok(e)`` (default: all)."""
+    """Indices of the edges between ``nodes`` (default: all) with ``edge_ok(e)`` (default: all;
+    a boolean array indexed by edge also does)."""
     src, dst = _edge_arrays(exp)
     if nodes is None:
         chosen = np.arange(len(src), dtype=np.int64)
@@ -84,8 +139,7 @@ def _selected_edges(exp, nodes, edge_ok) -> np.ndarray:
         keep = _node_mask(exp.states, nodes)
         chosen = np.flatnonzero(keep[src] & keep[dst])
     if edge_ok is not None and len(chosen):
-        ok = np.fromiter((bool(edge_ok(e)) for e in chosen.tolist()), dtype=bool, count=len(chosen))
-        chosen = chosen[ok]
+        chosen = chosen[_per_edge(chosen, edge_ok, bool)]
     return chosen
 
 
@@ -105,6 +159,7 @@ def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
     chosen = _selected_edges(exp, nodes, edge_ok)
     src, dst = _edge_arrays(exp)
     s, d = src[chosen], dst[chosen]
+    del chosen, src, dst
     labels = _scc_labels(exp.states, s, d)
     _check_budget(exp)
     if not len(labels):
@@ -225,15 +280,19 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
     Notes
     -----
     The components come from :func:`_scc_labels`; the weights are summed over the condensation
-    (a DAG) sink first, one layer of components at a time in numpy, so the Python work is one
-    call of ``edge_ok`` and of ``weight`` per edge between ``nodes``.
+    (a DAG) sink first, one layer of components at a time in numpy, so the Python work is at most
+    one call of ``edge_ok`` and of ``weight`` per edge between ``nodes`` -- none when they are
+    arrays indexed by edge. ``nodes`` may be None (every state) or a boolean mask. The four
+    results are read-only mappings backed by arrays (a few bytes a state, not a dict entry).
     """
-    nodes = nodes if isinstance(nodes, (set, frozenset, list, tuple, range)) else list(nodes)
+    if not isinstance(nodes, np.ndarray) and nodes is not None and not isinstance(nodes, (set, frozenset, list, tuple, range)):
+        nodes = list(nodes)
     _check_budget(exp)
     chosen = _selected_edges(exp, nodes, edge_ok)
     src, dst = _edge_arrays(exp)
     s, d = src[chosen], dst[chosen]
-    w = np.fromiter((weight(e) for e in chosen.tolist()), dtype=np.float64, count=len(chosen))
+    del src, dst
+    w = _per_edge(chosen, weight, np.float64)
     labels = _scc_labels(exp.states, s, d)
     count = int(labels.max()) + 1 if len(labels) else 0
     cs, cd = labels[s], labels[d]
@@ -268,13 +327,46 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
         done |= newly
         cs, cd, w, eid = cs[~ready], cd[~ready], w[~ready], eid[~ready]
     step_c = np.where(heavy, -1, cand_edge)
-    best_out, step_out, component = {}, {}, {}
-    for n in sorted(nodes):
-        c = int(labels[n])
-        value = best[c]
-        best_out[n] = float("inf") if value == np.inf else int(value)
-        e = int(step_c[c])
-        step_out[n] = None if e < 0 else e
-        component[n] = c
-    unbounded = {n for n in nodes if heavy[labels[n]]}
-    return best_out, step_out, unbounded, component
+    mask = _node_mask(exp.states, nodes)
+    return (
+        _NodeMap(mask, labels, best, _weight_value),
+        _NodeMap(mask, labels, step_c, _edge_value),
+        set(np.flatnonzero(mask & heavy[labels]).tolist()) if heavy.any() else set(),
+        _NodeMap(mask, labels, None, int),
+    )
+
+
+def _weight_value(value) -> float | int:
+    return float("inf") if value == np.inf else int(value)
+
+
+def _edge_value(value) -> int | None:
+    return None if value < 0 else int(value)
+
+
+class _NodeMap(Mapping):
+    """Node -> a value of its component (``per_component[labels[node]]``, or the label itself),
+    over the nodes of ``mask``, in index order."""
+
+    def __init__(self, mask: np.ndarray, labels: np.ndarray, per_component, convert):
+        self._mask, self._labels, self._values, self._convert = mask, labels, per_component, convert
+
+    def __getitem__(self, node):
+        if not (0 <= node < len(self._mask)) or not self._mask[node]:
+            raise KeyError(node)
+        c = self._labels[node]
+        return self._convert(c if self._values is None else self._values[c])
+
+    def __iter__(self):
+        return iter(np.flatnonzero(self._mask).tolist())
+
+    def __len__(self) -> int:
+        return int(self._mask.sum())
+
+    def largest(self, default=0):
+        """The largest value over the nodes (``default`` when there are none), in numpy."""
+        nodes = np.flatnonzero(self._mask)
+        if not len(nodes):
+            return default
+        c = self._labels[nodes]
+        return self._convert((c if self._values is None else self._values[c]).max())
