@@ -3,7 +3,8 @@
 Run as ``python bench/baseline_core.py <rebalproof arguments>``: it swaps the previous hot
 paths back in -- the ``ha`` assignor's flows on networkx network simplex and its quota boxes in
 :class:`~fractions.Fraction`, the liveness graph (strong components, longest decisive paths)
-rebuilt as networkx graphs, fingerprints joined as strings on every call -- and runs the command.
+rebuilt as networkx graphs, fingerprints joined as strings on every call, the visited set as one
+dict of fingerprint to index, every distinct view judged (not each shape once) -- and runs the command.
 Everything else is the current code, so the ratio bench/explore.py prints is what those paths
 cost. Not part of the package: the code below is the code those paths had.
 """
@@ -23,7 +24,9 @@ from rebalproof.model.assignors import ha_round, ha_target  # noqa: E402
 from rebalproof.model.assignors.ha_flow import transport_networkx  # noqa: E402
 from rebalproof.model.group_fingerprint import Fingerprinter, fingerprint, fingerprint_symmetric  # noqa: E402
 from rebalproof.model.names import sorted_ids  # noqa: E402
+from rebalproof.model import explorer  # noqa: E402
 from rebalproof.properties import run  # noqa: E402
+from rebalproof.properties.run_rebalance import RebalanceJudge  # noqa: E402
 
 
 def quota_box(total, capacities, *, start=None):
@@ -70,7 +73,32 @@ def nontrivial_sccs(exp, ranges, nodes=None, edge_ok=None) -> list[frozenset]:
     return out
 
 
+class _Dict(dict):
+    def largest(self, default=0):
+        return max(self.values(), default=default)
+
+
+def _as_callable(value):
+    if value is None:
+        return lambda e: True
+    if callable(value):
+        return value
+    return lambda e: value[e].item()
+
+
 def longest_paths(exp, ranges, nodes, edge_ok, weight):
+    """The previous :func:`~rebalproof.properties.run_liveness.longest_paths` (its callers now
+    pass masks and arrays: read back as the sets and callables it took)."""
+    import numpy as np
+
+    if nodes is None:
+        nodes = set(range(exp.states))
+    elif isinstance(nodes, np.ndarray):
+        nodes = set(np.flatnonzero(nodes).tolist())
+    return _longest_paths(exp, ranges, nodes, _as_callable(edge_ok), _as_callable(weight))
+
+
+def _longest_paths(exp, ranges, nodes, edge_ok, weight):
     """Most weight on a path that stays in ``nodes`` using edges with ``edge_ok(e)``, from each node.
 
     Returns ``(best, step, unbounded, component)``: ``best[n]`` the most weight from ``n``
@@ -112,10 +140,25 @@ def longest_paths(exp, ranges, nodes, edge_ok, weight):
                     best, arg = val, e
         best_c[c] = best
         step_c[c] = arg
-    best = {n: best_c[member[n]] for n in nodes}
+    best = _Dict({n: best_c[member[n]] for n in nodes})
     unbounded = {n for n in nodes if member[n] in heavy}
     step = {n: step_c[member[n]] for n in nodes}
     return best, step, unbounded, member
+
+
+class _DictVisited(dict):
+    """The visited set before: one dict of fingerprint to index."""
+
+    def add(self, fp, idx):
+        self[fp] = idx
+
+    def nbytes(self):
+        sample = next(iter(self.items()), (0, 0))
+        return sys.getsizeof(self) + len(self) * (sys.getsizeof(sample[0]) + sys.getsizeof(max(len(self) - 1, 0)))
+
+
+def _judge_every_view(*args, **kwargs):
+    return RebalanceJudge(*args, **kwargs, by_shape=False)
 
 
 def _plain_call(self, state):
@@ -131,6 +174,8 @@ def install() -> None:
         module.quota_box = quota_box
     run.nontrivial_sccs = nontrivial_sccs
     run.longest_paths = longest_paths
+    run.RebalanceJudge = _judge_every_view
+    explorer.Visited = _DictVisited
     Fingerprinter.__call__ = _plain_call
 
 
