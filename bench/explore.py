@@ -6,10 +6,13 @@ measured in the same run, on this machine, and printed with ratios:
 0. **Scale (#11)**: ``rebalproof check --partitions 3`` (cooperative + ``ha``, 128,566 states) as
    a whole command -- wall time and peak RSS of the process (``os.wait4``), against the same
    command on the previous core in the same run (``bench/baseline_core.py``: networkx flows and
-   liveness graphs, Fraction quota boxes, fingerprints joined on every call), with equal
+   liveness graphs, Fraction quota boxes, fingerprints joined on every call, a dict as the
+   visited set, every distinct view judged), with equal
    verdicts checked; and the explorer alone with a memoised trivial assignor (round-robin,
-   4 instances, 2x3 tasks, 2 events, first 200,000 states), current and previous core: distinct
-   states per CPU second and per wall second, bytes per stored state, whole-process peak RSS.
+   4 instances, 2x3 tasks, 2 events, first 200,000 states; and 5 instances, first 1,000,000
+   states, for the memory of a million-state run), current and previous core: distinct states
+   per CPU second and per wall second, bytes per stored state, whole-process peak RSS (bytes per
+   state: the process's maximum over the states).
    CPU seconds (``os.wait4``) are printed beside wall time: on a shared machine they are the
    figure to compare.
 
@@ -91,12 +94,19 @@ if sys.argv[1] == "previous":
     sys.path.insert(0, sys.argv[2])
     import baseline_core
     baseline_core.install()
-model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(instances=4, initial=3, partitions=3, events=2),
+instances, initial, limit = (int(x) for x in sys.argv[3:6])
+model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(instances=instances, initial=initial, partitions=3, events=2),
                    assignor=RoundRobin(), assignor_name="round-robin")
-exp = explore(model, limits=Limits(max_states=200_000))
+exp = explore(model, limits=Limits(max_states=limit))
 st = exp.stats
 print(st.states, st.seconds, st.bytes_per_state, st.assignor_calls)
 """
+
+#: The explorer-alone runs: (title, instances, initial, states explored).
+_ALONE_RUNS = (
+    ("4 instances (3 initial), 2x3 tasks, 2 events, first 200,000 states", 4, 3, 200_000),
+    ("5 instances (4 initial), 2x3 tasks, 2 events, first 1,000,000 states (the model has more than 1,600,000)", 5, 4, 1_000_000),
+)
 
 
 def scale() -> None:
@@ -113,14 +123,16 @@ def scale() -> None:
     for line in now_out.splitlines():
         if "distinct states," in line:
             print(f"   current report: {line}")
-    print("   explorer alone, memoised trivial assignor (round-robin), 4 instances (3 initial), 2x3 tasks, 2 events, first 200,000 states")
-    for which in ("current", "previous"):
-        wall, cpu, rss, out, _ = _timed_command([sys.executable, "-c", _ALONE, which, str(HERE)])
-        states, seconds, per_state, calls = out.split()
-        states = int(states)
-        print(f"   {which}: {states:,} distinct states, {states / cpu:,.0f} distinct states per CPU second "
-              f"({states / float(seconds):,.0f} per wall second), {float(per_state):.0f} bytes per stored state, "
-              f"peak RSS {rss / 2**20:.0f} MiB ({rss / states:,.0f} bytes per state, whole process), {int(calls):,} assignor calls")
+    for title, instances, initial, limit in _ALONE_RUNS:
+        print(f"   explorer alone, memoised trivial assignor (round-robin), {title}")
+        for which in ("current", "previous"):
+            argv = [sys.executable, "-c", _ALONE, which, str(HERE), str(instances), str(initial), str(limit)]
+            wall, cpu, rss, out, _ = _timed_command(argv)
+            states, seconds, per_state, calls = out.split()
+            states = int(states)
+            print(f"   {which}: {states:,} distinct states, {states / cpu:,.0f} distinct states per CPU second "
+                  f"({states / float(seconds):,.0f} per wall second), {float(per_state):.0f} bytes per stored state, "
+                  f"peak RSS {rss / 2**20:.0f} MiB ({rss / states:,.0f} bytes per state, whole process), {int(calls):,} assignor calls")
 
 
 def throughput() -> None:
