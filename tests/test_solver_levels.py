@@ -200,3 +200,42 @@ def test_every_layout_of_least_imbalance_keeps_the_capacity_master(seed, leaving
         assert solver.Solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE), host
         checked += 1
     assert checked >= 10
+
+
+class _AfterChecks:
+    """A deadline that passes after ``n`` looks at it: a timeout in the middle of the search, without a clock."""
+
+    end = None
+
+    def __init__(self, n):
+        self.left = n
+
+    def ms(self):
+        return None
+
+    @property
+    def passed(self):
+        self.left -= 1
+        return self.left < 0
+
+
+@pytest.mark.parametrize("looks", [1, 3, 6, 9])
+def test_a_timeout_inside_the_level_search_keeps_a_valid_answer_and_bounds_below_the_optimum(monkeypatch, looks):
+    view = cluster(10, 50, seed=441, leaving=False)
+    full = optimal(view, "ha")
+    assert full.status == "optimal"
+    monkeypatch.setattr(placement, "Deadline", lambda timeout: _AfterChecks(looks))
+    cut = solve_placement(view, "ha", timeout=60)
+    assert cut.assignment is not None and not violations(view, cut.assignment, "ha") and accepted(view, cut.assignment)
+    earlier = True
+    for b, best in zip(cut.objectives, full.objectives):
+        assert b.lower <= b.value
+        if b.unconditional and earlier:
+            assert b.lower <= best.value, b  # an unconditional bound never passes the optimum
+        assert b.proven == (earlier and b.unconditional and b.lower == b.value)
+        earlier = earlier and b.proven
+    assert (cut.status == INCONCLUSIVE) == (looks <= 6)  # 9 looks are enough to finish here
+    if cut.status == INCONCLUSIVE:
+        assert not all(b.proven for b in cut.objectives)
+    else:
+        assert cut.values == full.values
