@@ -280,7 +280,9 @@ def place_standbys(view: RebalanceInput, facts: Facts, host: dict[str, str]) -> 
         if not facts.required:
             break
         options = [m for m in facts.eligible[t] if m != host[t]]
-        options.sort(key=lambda m: (m not in facts.caught_up[t], m in facts.treat_leaving, Fraction(load[m], cap[m]), rank(view, m, t), id_key(m)))
+        # load / cap as a float orders exactly as the fraction does: distinct fractions of small
+        # integers differ by at least 1/(c*c') > their rounding error, and equal ones round alike
+        options.sort(key=lambda m: (m not in facts.caught_up[t], m in facts.treat_leaving, load[m] / cap[m], rank(view, m, t), id_key(m)))
         for m in options[: facts.required]:
             roles[m]["standby"].append(t)
             load[m] += 1
