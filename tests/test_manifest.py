@@ -171,9 +171,7 @@ REFERENCE_PAIRS = {
 }
 #: Calibrations not pinned yet, with why: exploration not finished on the shared machine.
 UNPINNED: dict[tuple[str, str], str] = {
-    ("learner+learner-v2", "partitions3"): "not finished: stopped at 2.6 GB RSS after 25 min on the loaded machine",
     ("learner-partial+learner-v3", "partitions3"): "exploration not finished on the shared machine in time",
-    ("learner-partial+learner-v3", "events3"): "exploration not finished on the shared machine in time",
     ("learner+learner-v4", "partitions3"): "exploration not finished on the shared machine in time",
     ("learner-timeout+learner-v2", "partitions3"): "exploration not finished on the shared machine in time",
 }
