@@ -267,6 +267,7 @@ def explore(
     parent, via, depth, first_edge = exp.parent, exp.via, exp.depth, exp.first_edge
     esrc, edst, eact = exp.edge_src, exp.edge_dst, exp.edge_act
     fps = exp.fingerprints
+    compact = getattr(model, "compact", None)  # a model may share equal parts of the states it keeps
 
     for state in model.init_states():
         h = fp(state)
@@ -341,7 +342,7 @@ def explore(
                 depth.append(d + 1)
                 first_edge.append(-1)
                 fps.append(h)
-                frontier.append((j, nxt))
+                frontier.append((j, nxt if compact is None else compact(nxt)))
                 monitor.on_state(j, nxt)
             e = len(esrc)
             esrc.append(idx)

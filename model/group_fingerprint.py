@@ -146,7 +146,7 @@ class Fingerprinter:
     """A picklable ``state -> int`` for one model: plain, or reduced by symmetry.
 
     Without symmetry it gives :func:`fingerprint`'s values, but builds the text of each member
-    once: successor states share most members with their parent, so a member's part of
+    (and of each tuple of pending assignments) once: successor states share most members with their parent, so a member's part of
     :func:`encode` is looked up by the member itself (a tuple, hashed in C) instead of being
     joined again. The memo is dropped when pickled (a Spark task starts with none).
     """
@@ -167,7 +167,7 @@ class Fingerprinter:
         self.__dict__.setdefault("_members", {})
 
     def encode(self, state: GroupState) -> bytes:
-        """:func:`encode` of ``state`` (the same bytes), members' texts memoised."""
+        """:func:`encode` of ``state`` (the same bytes), members' and pending assignments' texts memoised."""
         memo = self._members
         parts = []
         for m in state.members:
@@ -177,7 +177,18 @@ class Fingerprinter:
                     memo.clear()
                 text = memo[m] = _member_text(m)
             parts.append(text)
-        parts.extend(_tail_text(state))
+        pending = state.pending
+        if pending:
+            text = memo.get(pending)
+            if text is None:
+                if len(memo) >= _MEMBER_CACHE_LIMIT:
+                    memo.clear()
+                text = memo[pending] = ";".join(f"{e[0]}:{_j(e[1])}/{_j(e[2])}/{_j(e[3])}" for e in pending)
+            parts.append(text)
+        else:
+            parts.append("")
+        memory = "-" if state.memory is None else _j(state.memory)
+        parts.append(f"{state.leader}|{memory}|{state.spawned}|{state.events}|{_j(state.triggers)}|{int(state.probe)}")
         return "#".join(parts).encode()
 
     def __call__(self, state: GroupState) -> int:

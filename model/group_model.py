@@ -98,6 +98,7 @@ class GroupModel:
     _order: dict = field(init=False, repr=False)
     _capacity: dict = field(init=False, repr=False)
     _last: _LastState = field(init=False, repr=False)
+    _interned: dict = field(init=False, repr=False)
     _tasks: tuple = field(init=False, repr=False)
     _task_ids: tuple = field(init=False, repr=False)
     _config: object = field(init=False, repr=False)
@@ -105,6 +106,7 @@ class GroupModel:
     def __post_init__(self):
         object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
         object.__setattr__(self, "_last", _LastState())
+        object.__setattr__(self, "_interned", {})
         tasks = self.bounds.tasks
         # built once: every view shares them (Bounds builds them anew on each access)
         object.__setattr__(self, "_tasks", tasks)
@@ -234,6 +236,18 @@ class GroupModel:
         if handler is None:
             return None
         return handler(self, state, action)
+
+    def compact(self, state: GroupState) -> GroupState:
+        """``state`` with each member replaced by an equal one met before, if any (an engine keeps
+        the states of its frontier so: successors from different parents build equal members
+        anew, and a member is most of a state's memory). Equal to ``state``; at most 65,536
+        members are remembered, then the memory starts afresh."""
+        memo = self._interned
+        members = state.members
+        shared = tuple(memo.setdefault(m, m) for m in members)
+        if len(memo) >= 1 << 16:
+            memo.clear()
+        return GroupState(shared, state.leader, state.memory, state.spawned, state.events, state.triggers, state.pending, state.probe)
 
     def expand(self, state: GroupState) -> list[tuple[Action, GroupState]]:
         """``[(action, next_state)]`` for every enabled action: the pure successor function."""
@@ -476,7 +490,8 @@ class GroupModel:
                 if new is None:
                     return None
                 members[i] = new
-                return s._replace(members=tuple(members))
+                # GroupState(...) positionally: namedtuple's _replace costs three times as much
+                return GroupState(tuple(members), s.leader, s.memory, s.spawned, s.events, s.triggers, s.pending, s.probe)
         return None
 
     def _restore(self, s: GroupState, a: Action) -> GroupState | None:
@@ -485,7 +500,8 @@ class GroupModel:
         def fn(m: MemberState):
             if not m.hosts(a.task) or m.lag(a.task) != BEHIND:
                 return None
-            lags = tuple((t, CAUGHT_UP if t == a.task else c) for t, c in m.lags)
+            task = a.task
+            lags = tuple((task, CAUGHT_UP) if p[0] == task else p for p in m.lags)  # unchanged pairs shared
             ready = m.ready
             if proto.ready_rejoin and a.task in m.warmup:
                 if proto.partial_rebalance:
@@ -493,7 +509,7 @@ class GroupModel:
                 else:
                     lag = dict(lags)
                     ready = all(lag.get(w) == CAUGHT_UP for w in m.warmup if w in self._stateful)
-            return m._replace(lags=lags, ready=ready)
+            return MemberState(m.id, m.active, m.standby, m.warmup, lags, m.leaving, ready)
 
         return self._member_update(s, a.member, fn)
 

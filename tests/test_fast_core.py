@@ -121,3 +121,14 @@ def test_visited_set_is_a_dict_whatever_the_merges(fps, young_limit):
     for fp, idx in plain.items():
         assert seen.get(fp) == idx
     assert seen.get(2**64 - 1) == plain.get(2**64 - 1)
+
+
+def test_compact_states_are_equal_and_share_equal_members():
+    from rebalproof.model.group_state import GroupState, MemberState
+
+    model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(events=1), assignor=builtin("ha").make(), assignor_name="ha")
+    a = GroupState(members=(MemberState(id="I1", active=("0_0",)), MemberState(id="I2")), leader="I1", memory=None, spawned=2, events=0)
+    b = GroupState(members=(MemberState(id="I1", active=("0_0",)), MemberState(id="I3")), leader="I1", memory=None, spawned=3, events=1)
+    ca, cb = model.compact(a), model.compact(b)
+    assert (ca, cb) == (a, b) and type(ca) is GroupState
+    assert cb.members[0] is ca.members[0]  # equal members built apart: one object kept
