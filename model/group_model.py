@@ -71,11 +71,8 @@ class _LastState:
         self.joined = self.reported = self.key = self.answers = self.view = None
         self.steps: dict = {}
 
-    def __getstate__(self):
-        return None
-
-    def __setstate__(self, _):
-        self.__init__()
+    def __reduce__(self):
+        return (_LastState, ())
 
     def at(self, state) -> "_LastState":
         if self.state is not state:
@@ -83,6 +80,13 @@ class _LastState:
             self.joined = self.reported = self.key = self.answers = self.view = None
             self.steps = {}
         return self
+
+
+class _Interned(dict):
+    """Member -> the equal member kept (:meth:`GroupModel.compact`); pickled empty."""
+
+    def __reduce__(self):
+        return (_Interned, ())
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -106,7 +110,7 @@ class GroupModel:
     def __post_init__(self):
         object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
         object.__setattr__(self, "_last", _LastState())
-        object.__setattr__(self, "_interned", {})
+        object.__setattr__(self, "_interned", _Interned())
         tasks = self.bounds.tasks
         # built once: every view shares them (Bounds builds them anew on each access)
         object.__setattr__(self, "_tasks", tasks)

@@ -132,3 +132,14 @@ def test_compact_states_are_equal_and_share_equal_members():
     ca, cb = model.compact(a), model.compact(b)
     assert (ca, cb) == (a, b) and type(ca) is GroupState
     assert cb.members[0] is ca.members[0]  # equal members built apart: one object kept
+
+
+def test_a_pickled_model_starts_with_empty_caches_and_expands_alike():
+    model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(events=1), assignor=builtin("ha").make(), assignor_name="ha")
+    state = model.init_states()[0]
+    want = model.expand(state)
+    model.compact(state)
+    fresh = pickle.loads(pickle.dumps(model))  # as the Spark engine ships it
+    assert fresh._last.state is None and len(fresh._interned) == 0 and fresh._chooser._memo == {}
+    assert fresh.expand(state) == want
+    assert fresh.compact(state) == state
