@@ -293,49 +293,64 @@ def _feasibility_cut(arcs, supplies, inside, members, groups):
     arcs entering it their upper bound), ``saturating`` a list of ``(group, member, Q)`` each
     adding ``min(hi, Q)`` (a slot arc entering ``Y``: it carries at most its upper bound, and at
     most the ``Q`` units the slot's feeders outside ``Y`` can send -- a class sends at most its
-    tasks), and the constant.
+    tasks), and the constant. (:class:`_CutIndex` makes many cuts of one network.)
     """
-    can_send: dict = {}
-    for u, _v, _lo, _hi, _ in arcs:
-        can_send.setdefault(u, max(0, supplies.get(u, 0)))
-    for u, v, _lo, hi, _ in arcs:
-        if v in can_send and can_send[v] is not None:
-            variable = _slot((u, v, 0, 0, 0), members, groups) is not None
-            can_send[v] = None if hi is None or variable else can_send[v] + hi
-    feeders: dict = {}
-    for u, v, _lo, _hi, _ in arcs:
-        feeders.setdefault(v, []).append(u)
-    coefficients: dict = {}
-    saturating = []
-    constant = sum(units for node, units in supplies.items() if node in inside)
-    folded = set()
-    entering = set()
-    for arc in arcs:
-        u, v, lo, hi, _ = arc
-        key = _slot(arc, members, groups)
-        if key is not None and u not in inside and v in inside:
-            entering.add((u, v))
-            if key[0] == "(all)":
-                coefficients[("hi",) + key] = coefficients.get(("hi",) + key, 0) + 1
+    return _CutIndex(arcs, supplies, members, groups).cut(inside)
+
+
+class _CutIndex:
+    """One network read once, for the feasibility cuts of many node sets (see :func:`_feasibility_cut`)."""
+
+    def __init__(self, arcs, supplies, members, groups):
+        self.arcs, self.supplies = list(arcs), supplies
+        self.keys = [_slot(arc, members, groups) for arc in self.arcs]
+        can_send: dict = {}
+        for u, _v, _lo, _hi, _ in self.arcs:
+            can_send.setdefault(u, max(0, supplies.get(u, 0)))
+        for (u, v, _lo, hi, _), key in zip(self.arcs, self.keys):
+            if v in can_send and can_send[v] is not None:
+                can_send[v] = None if hi is None or key is not None else can_send[v] + hi
+        self.can_send = can_send
+        self.feeders: dict = {}
+        self.touching: dict = {}
+        for i, (u, v, _lo, _hi, _) in enumerate(self.arcs):
+            self.feeders.setdefault(v, []).append(u)
+            self.touching.setdefault(u, []).append(i)
+            self.touching.setdefault(v, []).append(i)
+
+    def cut(self, inside):
+        """``(coefficients, saturating, constant)`` of node set ``inside``; only the arcs touching it count."""
+        near = sorted({i for node in inside for i in self.touching.get(node, ())})
+        coefficients: dict = {}
+        saturating = []
+        constant = sum(units for node, units in self.supplies.items() if node in inside)
+        folded = set()
+        entering = set()
+        for i in near:
+            u, v, lo, hi, _ = self.arcs[i]
+            key = self.keys[i]
+            if key is not None and u not in inside and v in inside:
+                entering.add(i)
+                if key[0] == "(all)":
+                    coefficients[("hi",) + key] = coefficients.get(("hi",) + key, 0) + 1
+                    continue
+                sends = [self.can_send.get(w) for w in self.feeders.get(u, []) if w not in inside]
+                q = None if any(x is None for x in sends) else sum(sends)
+                saturating.append((*key, q))
+                folded.update((w, u) for w in self.feeders.get(u, []) if w in inside)
+        for i in near:
+            if i in entering:
                 continue
-            outside = [w for w in feeders.get(u, []) if w not in inside]
-            sends = [can_send.get(w) for w in outside]
-            q = None if any(x is None for x in sends) else sum(sends)
-            saturating.append((*key, q))
-            folded.update((w, u) for w in feeders.get(u, []) if w in inside)
-    for arc in arcs:
-        u, v, lo, hi, _ = arc
-        key = _slot(arc, members, groups)
-        if (u, v) in entering:
-            continue
-        if u not in inside and v in inside:
-            constant += hi
-        elif u in inside and v not in inside:
-            if key is not None:
-                coefficients[("lo",) + key] = coefficients.get(("lo",) + key, 0) - 1
-            elif (u, v) not in folded:
-                constant -= lo
-    return coefficients, saturating, constant
+            u, v, lo, hi, _ = self.arcs[i]
+            key = self.keys[i]
+            if u not in inside and v in inside:
+                constant += hi
+            elif u in inside and v not in inside:
+                if key is not None:
+                    coefficients[("lo",) + key] = coefficients.get(("lo",) + key, 0) - 1
+                elif (u, v) not in folded:
+                    constant -= lo
+        return coefficients, saturating, constant
 
 
 def _at(box, group, member):
@@ -398,11 +413,12 @@ class _Judges:
         feasibility cut it holds for every layout, so it only spares the flows that would find it.
         """
         arcs, supplies = self.network(box)
+        index = _CutIndex(arcs, supplies, self.staying, self.groups)
         sets = [(m,) for m in sorted(self.staying)]
         for c in sorted(set(self.master.caps.values())):
             sets.append(tuple(sorted(m for m in self.staying if self.master.caps[m] == c)))
         for ms in dict.fromkeys(sets):
-            coefficients, saturating, constant = _feasibility_cut(arcs, supplies, {("member", m) for m in ms}, self.staying, self.groups)
+            coefficients, saturating, constant = index.cut({("member", m) for m in ms})
             self.out.cuts.append(("feasible", coefficients, tuple(saturating), constant))
             self.master.add_cut(f"cut:members#{len(self.out.cuts)}", coefficients, constant, saturating=saturating)
 
@@ -556,10 +572,14 @@ def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor
             work *= 2
             continue
         out.spread_lower = max(out.spread_lower, bound)
+        if best is not None and out.spread_lower >= best[0]:
+            break
+        if deadline.passed:
+            return out
         found = judges.judge(box)
         if found is not None:
             best = (value, box, found)
-        elif guess is not None:
+        elif guess is not None and not deadline.passed:
             near = guess(box)
             if near is not None and (best is None or near[0] < best[0]):
                 found = judges.judge(near[1])
@@ -586,6 +606,8 @@ def search_levels(*, master: LevelMaster, members, network, stage3, spread_floor
             work *= 2
             continue
         out.cost_lower = max(out.cost_lower, bound)
+        if out.cost_lower >= out.best[3].cost or deadline.passed:
+            continue
         found = judges.judge(box)
         if found is None:
             continue

@@ -527,7 +527,17 @@ def _search_boxes(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dead
 
 
 def _relaxed(prob: _Problem, inst: GroupBalance):
-    """Spread left free: (least cost ``W*moves + cold`` over every instance box or None when the boxes are not all listed, the cheapest layout)."""
+    """Spread left free: (least cost ``W*moves + cold`` over every instance box or None when the boxes are not all listed, the cheapest layout).
+
+    Computed once per problem and instance balance (the search and a timeout both ask).
+    """
+    memo = prob.__dict__.setdefault("_relaxed", {})
+    if id(inst) not in memo:
+        memo[id(inst)] = (inst, _relaxed_flows(prob, inst))
+    return memo[id(inst)][1]
+
+
+def _relaxed_flows(prob: _Problem, inst: GroupBalance):
     found = [f for f in (_flow_stage3(prob, box, {}) for box in inst.boxes) if f is not None]
     best = min(found, key=lambda f: f[3].cost) if found else None
     if not inst.exact:
