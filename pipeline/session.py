@@ -11,6 +11,8 @@ What :func:`spark_session` sets up (the measured facts are in SPARK-NOTES.md):
 - workers run this very interpreter (``PYSPARK_PYTHON = sys.executable``), so the installed
   ``rebalproof`` package is importable in tasks; ``PYTHONHASHSEED`` fixed, which some RDD
   operations require;
+- in local mode, the driver JVM (which is the executor too) with the quick JIT tier and the serial
+  collector: it only passes bytes between Python processes, and starts with ~40% less CPU;
 - driver memory and the default number of partitions configurable.
 
 One session serves every call in a process: asking again with the same settings returns it;
@@ -131,6 +133,12 @@ def _configure_environment(settings: SparkSettings) -> None:
     os.environ.setdefault("PYTHONHASHSEED", _HASH_SEED)
 
 
+# In local mode the driver JVM only moves bytes between Python processes (the work is Python's):
+# the quick JIT tier and the one-thread collector cut the JVM's CPU time for a start and 20 small
+# jobs from 13.5-16.1 s to 8.7-9.8 s (2-core machine, loaded, two runs each), start-up included.
+_LOCAL_JVM_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
 def _conf_items(settings: SparkSettings) -> dict[str, str]:
     submitted = _under_spark_submit()
     conf = {
@@ -145,11 +153,15 @@ def _conf_items(settings: SparkSettings) -> dict[str, str]:
     }
     if settings.master is not None or not submitted:
         conf["spark.master"] = settings.master or "local[*]"
+    local = is_local_master(settings.master) and not (settings.master is None and submitted)
     if not submitted:
         conf["spark.driver.memory"] = settings.driver_memory
-        if settings.quiet:
-            conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J2_PROPERTIES}"
-    if is_local_master(settings.master) and not (settings.master is None and submitted):
+        options = [f"-Dlog4j2.configurationFile=file:{LOG4J2_PROPERTIES}"] if settings.quiet else []
+        if local:
+            options += _LOCAL_JVM_OPTIONS
+        if options:
+            conf["spark.driver.extraJavaOptions"] = " ".join(options)
+    if local:
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
     if settings.partitions is not None:

@@ -73,8 +73,10 @@ def test_local_settings_stay_on_loopback():
     assert conf["spark.ui.enabled"] == "false" and conf["spark.ui.showConsoleProgress"] == "false"
     assert conf["spark.default.parallelism"] == "3"
     assert "log4j2.properties" in conf["spark.driver.extraJavaOptions"]
+    assert "-XX:TieredStopAtLevel=1" in conf["spark.driver.extraJavaOptions"].split()  # local mode: a lighter JVM
     cluster = session_module._conf_items(SparkSettings(master="spark://h:7077", ui=True))
     assert "spark.driver.host" not in cluster and cluster["spark.ui.enabled"] == "true"
+    assert "TieredStopAtLevel" not in cluster.get("spark.driver.extraJavaOptions", "")
 
 
 def test_session_is_reused_and_configured(spark):
