@@ -262,6 +262,7 @@ class _Graph:
         self._held: list = []  # the persisted RDD and broadcast the Spark frontier derives from
         self.spent: list = []  # broadcasts to destroy at the end
         self.levels: list[str] = []  # per level expanded: "d" in the driver, "s" on Spark
+        self.skew = 1.0  # largest partition of a Spark frontier against the mean, worst level
         self.local_levels = 0
         self.saved_edges = 0
         self.spark_levels = 0
@@ -306,7 +307,10 @@ class _Graph:
         self.release()
         self.frontier, self.frontier_rdd = None, frontier_rdd
         self._held = [expanded, selection]
-        self.frontier_size = int(sum(len(positions) for _, positions in self.selection))
+        sizes = [len(positions) for _, positions in self.selection]
+        self.frontier_size = int(sum(sizes))
+        if self.frontier_size:
+            self.skew = max(self.skew, max(sizes) * len(sizes) / self.frontier_size)
 
     def frontier_states(self) -> list:
         """The frontier's states in the driver (collected from Spark if they are there)."""
@@ -415,9 +419,9 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
     new_idx = graph.states + np.arange(kept, dtype=np.int64)
     graph._index(new_fps, new_idx)
 
-    src = np.empty(level_edges, dtype=np.int64)
-    dst = np.empty(level_edges, dtype=np.int64)
-    act = np.empty(level_edges, dtype=np.int64)
+    src = np.empty(level_edges, dtype=np.uint32)  # the Exploration's own width (array "I")
+    dst = np.empty(level_edges, dtype=np.uint32)
+    act = np.empty(level_edges, dtype=np.uint32)
     weight = np.zeros(level_edges, dtype=np.uint8)
     firsts_of_action = []  # (global edge, task, local action) of actions first seen here
     task_edges = []
@@ -460,7 +464,7 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
     win_edge = firsts[wpos[:kept]] + ck[winners] - e0
     graph.fps.append(new_fps)
     graph.parent.append(g0 + wpos[:kept])
-    graph.via.append(act[win_edge] if kept else np.empty(0, dtype=np.int64))
+    graph.via.append(act[win_edge].astype(np.int64) if kept else np.empty(0, dtype=np.int64))
     graph.first_edge.append(np.full(kept, -1, dtype=np.int64))
     graph.edge_src.append(src)
     graph.edge_dst.append(dst)
@@ -866,6 +870,7 @@ def explore_spark(
         "spark_levels": graph.spark_levels,
         "driver_levels": graph.local_levels,
         "levels": "".join(graph.levels),
+        "skew": round(graph.skew, 2),
         "task_seconds": round(graph.task_seconds, 3),
     }
     return exp
