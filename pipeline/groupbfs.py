@@ -8,14 +8,19 @@ state the local run leaves it (per-state flags, layouts, unprocessed tasks; per-
 moves; first discoveries; assignor errors). :func:`rebalproof.properties.run.evaluate` therefore
 gives identical verdicts and traces, liveness included. The tests compare every array.
 
-How (SPARK-NOTES.md's fastest design): the driver keeps the visited set as sorted numpy int64
-fingerprints with their state indices, and the graph as compact arrays; each level's frontier is
-split by a Fibonacci hash of the fingerprints into buckets, and one Spark task per bucket expands
-its states, runs a worker-local RunMonitor on the edges it walks and on the states it finds new,
-drops successors already visited (a per-worker copy of the visited set, kept current by one
-broadcast per level) and sends back compact arrays. The driver keeps, per new fingerprint, the
-first discoverer in the local explorer's order (parent position, then action position), numbers
-the new states and the edges as the FIFO queue would, and merges the monitors' records.
+How: the states never pass through the driver between Spark levels. Each level's frontier is an
+RDD with one bucket of (positions, states) per partition; one Spark task per bucket expands its
+states, runs a worker-local RunMonitor on the edges it walks and on the states it finds new, drops
+successors already visited (a per-worker copy of the visited fingerprints, kept current by one
+broadcast per level), keeps its new candidate states where they are (persisted, pickled once) and
+sends the driver compact arrays only. The driver keeps, per new fingerprint, the first discoverer
+in the local explorer's order (parent position, then action position), numbers the new states and
+the edges as the FIFO queue would, merges the monitors' records, and broadcasts which candidates
+won: the next level's buckets are selected from the persisted candidates in place, or, when one
+partition has grown more than 1.2 times the mean, shuffled to partitions by a hash of their
+fingerprints. The driver holds the visited fingerprints with their indices (16 bytes a state) and
+the graph's compact arrays the result is made of; small levels (the first and the last ones) are
+expanded in the driver, by the same code, and their frontier travels once.
 
 The local explorer's stops are reproduced exactly, mid-level included: ``max_states`` (checked
 before each expansion, with the states found so far), ``monitor.stop()`` (a promised ``always``
@@ -38,7 +43,7 @@ from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.group_por import ample_expand
 from rebalproof.pipeline.bfs import Checkpointing
 from rebalproof.pipeline.checkpoint import CheckpointStore, collect_columns, column_chunks
-from rebalproof.pipeline.frontier import member, split_frontier, worker_cached, worker_visited
+from rebalproof.pipeline.frontier import fibonacci_buckets, member, split_frontier, worker_cached, worker_visited
 from rebalproof.pipeline.hadoopfs import qualify
 from rebalproof.pipeline.space import as_int64
 
@@ -212,6 +217,40 @@ def _select_task(selection_bc, index: int, parts):
         yield positions, [states[i] for i in local.tolist()]
 
 
+def _select_to_buckets(selection_bc, index: int, parts):
+    """Spark task: like :func:`_select_task`, but each winner keyed by the partition it moves to
+    (``selection_bc.value[index]`` is ``(local, positions, targets)``): a skewed frontier is
+    evened out by a shuffle, by a hash of the fingerprints."""
+    local, positions, targets = selection_bc.value[index]
+    for _, blob in parts:
+        states = pickle.loads(blob)
+        for target in np.unique(targets).tolist():
+            mine = np.flatnonzero(targets == target)
+            chosen = [states[i] for i in local[mine].tolist()]
+            yield target, (positions[mine], pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _same_partition(key: int) -> int:
+    return key
+
+
+def _merge_buckets(parts):
+    """Spark task: the pieces shuffled to this partition, as one bucket in position order."""
+    positions, states = [], []
+    for _, (p, blob) in parts:
+        positions.append(p)
+        states.extend(pickle.loads(blob))
+    if not positions:
+        yield np.empty(0, dtype=np.int64), []
+        return
+    positions = np.concatenate(positions)
+    order = np.argsort(positions, kind="stable")
+    yield positions[order], [states[i] for i in order.tolist()]
+
+
+_SKEW = 1.2  # a Spark frontier whose largest partition is this much above the mean is evened out
+
+
 def _gather(frontier_rdd, n: int) -> list:
     """The frontier's states in the driver, by position (for a small level or a checkpoint)."""
     states: list = [None] * n
@@ -263,6 +302,7 @@ class _Graph:
         self.spent: list = []  # broadcasts to destroy at the end
         self.levels: list[str] = []  # per level expanded: "d" in the driver, "s" on Spark
         self.skew = 1.0  # largest partition of a Spark frontier against the mean, worst level
+        self.evened = 0  # Spark frontiers evened out by a shuffle (skew above _SKEW)
         self.local_levels = 0
         self.saved_edges = 0
         self.spark_levels = 0
@@ -307,10 +347,7 @@ class _Graph:
         self.release()
         self.frontier, self.frontier_rdd = None, frontier_rdd
         self._held = [expanded, selection]
-        sizes = [len(positions) for _, positions in self.selection]
-        self.frontier_size = int(sum(sizes))
-        if self.frontier_size:
-            self.skew = max(self.skew, max(sizes) * len(sizes) / self.frontier_size)
+        self.frontier_size = int(sum(len(positions) for _, positions in self.selection))
 
     def frontier_states(self) -> list:
         """The frontier's states in the driver (collected from Spark if they are there)."""
@@ -813,8 +850,19 @@ def explore_spark(
             if n < local_below:
                 graph.frontier_here([candidates[i] for i in graph.selection[0][0].tolist()])
             else:
-                selection = context.broadcast(graph.selection)
-                graph.frontier_there(expanded, expanded.mapPartitionsWithIndex(partial(_select_task, selection)), selection)
+                sizes = [len(positions) for _, positions in graph.selection]
+                skew = max(sizes) * len(sizes) / max(1, sum(sizes))
+                graph.skew = max(graph.skew, skew)
+                if skew <= _SKEW:
+                    selection = context.broadcast(graph.selection)
+                    frontier = expanded.mapPartitionsWithIndex(partial(_select_task, selection))
+                else:
+                    targets = fibonacci_buckets(graph.fps[-1], len(sizes))
+                    selection = context.broadcast([(local, ranks, targets[ranks]) for local, ranks in graph.selection])
+                    frontier = (expanded.mapPartitionsWithIndex(partial(_select_to_buckets, selection))
+                                .partitionBy(len(sizes), _same_partition).mapPartitions(_merge_buckets))
+                    graph.evened += 1
+                graph.frontier_there(expanded, frontier, selection)
             unpublished.append(graph.fps[-1])
             if store is not None and graph.frontier_size:
                 due_levels = checkpoint.every_levels is not None and depth - last_level >= checkpoint.every_levels
@@ -871,6 +919,7 @@ def explore_spark(
         "driver_levels": graph.local_levels,
         "levels": "".join(graph.levels),
         "skew": round(graph.skew, 2),
+        "evened": graph.evened,
         "task_seconds": round(graph.task_seconds, 3),
     }
     return exp

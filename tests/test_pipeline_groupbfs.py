@@ -94,7 +94,8 @@ def test_equal_with_the_default_hybrid_levels_driver_spark_driver(spark):
     """learner + learner, 3 instances (2 at the start), 2 events: 20,289 states in 32 levels when
     written, the middle ten of at least 1,000 states. The default hybrid expands the small first
     levels in the driver, hands the frontier to Spark (4 partitions), keeps it there from level to
-    level, and takes it back for the small last levels; every array, record and verdict (traces and
+    level (evening it out by a shuffle when it grows skewed), and takes it back for the small last
+    levels; every array, record and verdict (traces and
     liveness included) is the local run's.
 
     It replaces a comparison at 118,253 states (cooperative + ha, 4 instances) without verdicts
@@ -107,6 +108,7 @@ def test_equal_with_the_default_hybrid_levels_driver_spark_driver(spark):
     levels = distributed.spark_stats["levels"]
     assert distributed.spark_stats["partitions"] > 1
     assert re.fullmatch(r"d+s{2,}d+", levels), levels  # driver, then Spark level after level, then driver
+    assert distributed.spark_stats["evened"] > 0  # a skewed Spark frontier was shuffled even, and nothing changed
 
 
 @pytest.mark.parametrize(
