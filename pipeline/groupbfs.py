@@ -70,11 +70,12 @@ class _Job:
         monitor = RunMonitor(self.ctx, self.model, properties=self.properties)
         # the monitor's memos are pure functions of their keys: one per worker for the whole
         # exploration (a task's own would judge again every view the previous tasks judged)
-        memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}})
+        memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}, "clean": set()})
         monitor._attainable = memos["attainable"]
         if monitor.judge is not None:
             monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks
             monitor.judge._memo = memos["judged"]
+            monitor.judge._clean = memos["clean"]
         return monitor
 
 
