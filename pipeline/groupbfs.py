@@ -308,6 +308,7 @@ class _Graph:
         self.saved_edges = 0
         self.spark_levels = 0
         self.task_seconds = 0.0
+        self.reduced = 0  # expansions that followed an ample set (partial-order reduction)
 
     def _index(self, fps: np.ndarray, indices: np.ndarray) -> None:
         order = np.argsort(fps, kind="stable")
@@ -639,7 +640,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
         "judged": dict(monitor.judge.views) if getattr(monitor, "judge", None) is not None else {},
         "counters": {"errors": graph.errors, "calls": graph.calls},
     }
-    meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth}
+    meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth, "reduced": graph.reduced}
     tables = {"states": (_STATES_SCHEMA, states), "expanded": (_EXPANDED_SCHEMA, expanded), "edges": (_EDGES_SCHEMA, edges)}
     store.save(depth, tables=tables, frontier=(graph.fps[-1], graph.frontier_states()), meta=meta, blob=blob)
     graph.saved_edges = len(edge_src)
@@ -688,6 +689,7 @@ def _restore(graph: _Graph, store, identity: str) -> int:
     graph.actions = list(blob["actions"])
     graph.action_ids = {a: i for i, a in enumerate(graph.actions)}
     graph.states, graph.edges = loaded.meta["states"], loaded.meta["edges"]
+    graph.reduced = loaded.meta.get("reduced", 0)  # ample expansions before the checkpoint (POR)
     graph.saved_edges = graph.edges
     graph.errors, graph.calls = blob["counters"]["errors"], blob["counters"]["calls"]
     graph.init = list(blob["init"])
@@ -794,7 +796,6 @@ def explore_spark(
     deltas: list = []  # one broadcast of new fingerprints per batch of levels, for the workers' visited sets
     unpublished = [graph.fp_sorted]
     complete, bound, unexpanded, stopped = True, None, 0, None
-    reduced = 0  # expansions that followed an ample set (partial-order reduction)
     try:
         while graph.frontier_size:
             n = graph.frontier_size
@@ -839,7 +840,7 @@ def explore_spark(
                 graph.spark_levels += 1
                 graph.levels.append("s")
             graph.task_seconds += sum(r["cpu"] for r in results)
-            reduced += sum(r["reduced"] for r in results)
+            graph.reduced += sum(r["reduced"] for r in results)
             cut = _level(graph, results, limits.max_states, stop_names)
             depth += 1
             if cut is not None:
@@ -880,7 +881,7 @@ def explore_spark(
     if stopped is not None:
         complete, bound = False, stopped
 
-    exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry, por=por, reduced=reduced)
+    exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry, por=por, reduced=graph.reduced)
     exp.init = graph.init
     levels = len(graph.fps)
     exp.parent = _typed("q", np.concatenate(graph.parent))

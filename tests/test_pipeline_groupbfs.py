@@ -282,3 +282,26 @@ def test_equal_with_partial_order_reduction(spark, local_below):
     assert verdicts(ctx, local, local_monitor) == verdicts(ctx, distributed, spark_monitor)
     assert distributed.por and distributed.reduced == local.reduced > 0
     assert local.states < explore(model).states
+
+
+def test_a_reduced_run_resumes_to_the_same_reduced_result(spark, tmp_path):
+    """POR through a checkpoint: the resumed run keeps the ample expansions counted before it."""
+    model, ctx = check("eager", "sticky", instances=3, initial=2, events=2, partitions=3)
+    local_monitor = RunMonitor(ctx, model)
+    local = explore(model, monitor=local_monitor, por=True)
+    policy = Checkpointing(directory=str(tmp_path / "ck"), every_levels=3, every_seconds=None)
+
+    def stop_at_12(states, depth, queued, seconds):
+        if depth == 12:
+            raise Stop
+
+    with pytest.raises(Stop):
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0, checkpoint=policy,
+                      progress=stop_at_12, por=True)
+    monitor = RunMonitor(ctx, model)
+    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=0, checkpoint=policy,
+                            resume=str(tmp_path / "ck"), por=True)
+    assert_same(local, resumed, local_monitor, monitor)
+    assert resumed.reduced == local.reduced > 0
+    with pytest.raises(InputError, match="another check"):  # a checkpoint of a reduced run is not one of a full run
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, resume=str(tmp_path / "ck"))
