@@ -9,7 +9,8 @@ Each row runs as ``rebalproof check`` runs it, with partial-order reduction (``s
 distinct states then; absent, the reduction saves nothing there and the count is ``states``), and,
 where cheap (``states`` at most :data:`NO_POR_UP_TO`, every row with ``REBALPROOF_SLOW=1``), again
 without it: ``states`` exactly, and the same verdict of every property and the same kind of every
-counterexample as with it (#11: POR changes no verdict).
+counterexample as with it (#11: POR changes no verdict). A slow row with no ``states_por`` yet
+(its count with POR not measured on this machine) is replayed without POR only.
 
 ``python tests/test_manifest.py`` prints the actual figures of every row (to update the file).
 """
@@ -90,15 +91,20 @@ def _param(row: dict):
 NO_POR_UP_TO = 5_000
 
 
+def _por_unmeasured(row: dict) -> bool:
+    """A slow row whose count with POR was not measured yet (no ``states_por``): replayed without POR."""
+    return bool(row.get("slow")) and "states_por" not in row
+
+
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
 def test_manifest_row(row):
-    result, replays = run_row(row)
+    result, replays = run_row(row, por=not _por_unmeasured(row))
     exp = result.exploration
     assert exp.complete, f"{row['name']}: exploration incomplete ({exp.bound})"
-    pinned = row.get("states_por", row["states"])
+    pinned = row["states"] if _por_unmeasured(row) else row.get("states_por", row["states"])
     assert exp.states == pinned, (
-        f"{row['name']}: {exp.states} distinct states with partial-order reduction, manifest says {pinned} "
-        f"(states_por; without it, {row['states']})")
+        f"{row['name']}: {exp.states} distinct states {'without' if _por_unmeasured(row) else 'with'} partial-order "
+        f"reduction, manifest says {pinned} (states_por: with it; states: without it, {row['states']})")
     for name, expected in row.get("verdicts", {}).items():
         got = result.status(name).value
         assert got == expected, f"{row['name']}: {name} is {got}, manifest says {expected}: {result.result(name).verdict.message}"
@@ -114,7 +120,7 @@ def test_manifest_row(row):
     if "reduced" in row:  # symmetry = "auto": the sampled equivariance check decided
         assert result.symmetry_check is not None and result.symmetry_check.reduce is row["reduced"], (
             f"{row['name']}: {result.symmetry_check.message if result.symmetry_check else 'no symmetry check'}")
-    if row["states"] <= NO_POR_UP_TO or RUN_SLOW:
+    if (row["states"] <= NO_POR_UP_TO or RUN_SLOW) and not _por_unmeasured(row):
         same_without_por(row, result)
 
 
