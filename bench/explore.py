@@ -3,12 +3,12 @@
 Run: ``python bench/explore.py [--runs 2000] [--seed 429] [--only scale]``. Everything is
 measured in the same run, on this machine, and printed with ratios:
 
-0. **Scale (#11)**: ``rebalproof check --partitions 3`` (cooperative + ``ha``, 128,566 states) as
-   a whole command -- wall time and peak RSS of the process (``os.wait4``), against the same
-   command on the previous core in the same run (``bench/baseline_core.py``: networkx flows and
-   liveness graphs, Fraction quota boxes, fingerprints joined on every call, a dict as the
-   visited set, every distinct view judged), with equal
-   verdicts checked; and the explorer alone with a memoised trivial assignor (round-robin,
+0. **Scale (#11)**: ``rebalproof check --partitions 3`` (cooperative + ``ha``, 127,852 states
+   with partial-order reduction) as a whole command -- wall time and peak RSS of the process
+   (``os.wait4``), against the same command on the previous core in the same run
+   (``bench/baseline_core.py``: networkx flows and liveness graphs, Fraction quota boxes,
+   fingerprints joined on every call, a dict as the visited set, every distinct view judged),
+   with equal verdicts checked; and the explorer alone with a memoised trivial assignor (round-robin,
    4 instances, 2x3 tasks, 2 events, first 200,000 states; and 5 instances, first 1,000,000
    states, for the memory of a million-state run), current and previous core: distinct states
    per CPU second and per wall second, bytes per stored state, whole-process peak RSS (bytes per
