@@ -319,10 +319,11 @@ def _symmetry_words(result) -> str:
     return f"symmetry auto: off (equivariance {auto.status.value})"
 
 
-def _por_words(exp) -> str:
-    """``partial-order reduction on (N expansions by an ample set)`` or ``... off``."""
+def _por_words(result) -> str:
+    """``partial-order reduction on (N expansions by an ample set)`` or ``... off`` (and why, when it switched itself off)."""
+    exp = result.exploration
     if not getattr(exp, "por", False):
-        return "partial-order reduction off"
+        return "partial-order reduction off" + (f" ({result.por_off})" if result.por_off else "")
     return f"partial-order reduction on ({exp.reduced:,} expansions by an ample set)"
 
 
@@ -330,7 +331,7 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
     exp = result.exploration
     ctx = result.ctx
     out = sys.stdout
-    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}, {_por_words(exp)}\n")
+    out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}, {_por_words(result)}\n")
     b = ctx.bounds
     out.write(
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"

@@ -38,7 +38,13 @@ from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext
 from rebalproof.properties.verdict import Status
 from rebalproof.traces.format import build_trace
 
-__all__ = ["CheckResult", "check_model"]
+__all__ = ["CheckResult", "check_model", "POR_OFF_UNDER_BOUNDS"]
+
+#: Why partial-order reduction switches itself off when a depth or state bound is set.
+POR_OFF_UNDER_BOUNDS = (
+    "a depth or state bound is set: a reduced run reaches some states deeper or later, "
+    "so a violation within the bound could fall outside it"
+)
 
 
 @dataclass(kw_only=True)
@@ -56,6 +62,8 @@ class CheckResult:
     calls: int = 0
     #: look-ups answered from the memo
     memo_hits: int = 0
+    #: why partial-order reduction was asked for and switched off (None: it was not)
+    por_off: str | None = None
 
     def calls_line(self, *, external: bool = False) -> str:
         """``N external calls for M distinct states (memo hits H)``."""
@@ -92,7 +100,8 @@ class CheckResult:
             "rules": self.ctx.rules,
             "bounds": self.ctx.bounds.to_json(),
             "symmetry": self.symmetry,
-            "por": {"enabled": exp.por, "reduced_expansions": exp.reduced},
+            "por": {"enabled": exp.por, "reduced_expansions": exp.reduced,
+                    **({"switched_off": self.por_off} if self.por_off else {})},
             "complete": exp.complete and exp.errors == 0,
             "bound_hit": exp.bound,
             "statistics": exp.stats.to_json(),
@@ -134,7 +143,9 @@ def check_model(
     :func:`rebalproof.pipeline.groupbfs.spark_explorer` (``check --engine spark``). ``por``
     explores with partial-order reduction (:mod:`rebalproof.model.group_por`; ``rebalproof check``
     turns it on unless ``--por off``): the same verdicts, fewer interleavings where no rebalance
-    can follow.
+    can follow. It switches itself off under a depth or state bound (:data:`POR_OFF_UNDER_BOUNDS`):
+    a reduced run reaches some states deeper or later, so a violation within the bound could fall
+    outside it; the result says so (``por_off``).
     """
     if symmetry not in (True, False, "auto"):
         raise ValueError(f"symmetry must be True, False or 'auto', got {symmetry!r}")
@@ -151,6 +162,9 @@ def check_model(
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
     monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds, budget=budget)
+    por_off = None
+    if por and (bounds.depth is not None or bounds.max_states is not None):
+        por, por_off = False, POR_OFF_UNDER_BOUNDS
     engine = explorer if not por else functools.partial(explorer, por=True)
     exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     if sym_check is not None and sym_check.reduce:
@@ -188,4 +202,4 @@ def check_model(
     chooser = model._chooser
     exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss())  # after the analysis too
     return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
-                       symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits)
+                       symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits, por_off=por_off)

@@ -216,3 +216,17 @@ por = "%s"
         assert "por must be" in str(error)
     else:
         raise AssertionError("a bad por value was accepted")
+
+
+def test_por_switches_itself_off_under_a_depth_or_state_bound(capsys):
+    """A reduced run reaches some states deeper or later: under --depth or --max-states a violation
+    within the bound could fall outside it, so POR is off there and the report says why."""
+    small = ["--protocol", "eager", "--assignor", "sticky", "--partitions", "3"]
+    for bound in (["--depth", "12"], ["--max-states", "500"]):
+        main(["check", *small, *bound, "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert report["por"]["enabled"] is False and "bound" in report["por"]["switched_off"]
+        main(["check", *small, *bound])
+        assert "partial-order reduction off (a depth or state bound is set" in capsys.readouterr().out.splitlines()[0]
+    main(["check", *small, "--por", "off", "--depth", "12", "--json"])
+    assert "switched_off" not in json.loads(capsys.readouterr().out)["por"]
