@@ -9,9 +9,15 @@ instances, ~10% new instances with no state, ~5% previous instances gone; the ow
 stateful task is caught up (lag 0), its standby caught up 70% of the time, other previous
 instances hold stale state 20% of the time. Capacities 1.
 
+The cluster families (``--families unequal,leaving``, the default) are :func:`cluster`'s:
+capacities 1/2/4, log-normal subtopology sizes, mixed lags, and for ``leaving`` one leaving
+member and 2 standbys.
+
 Ours is :func:`rebalproof.solver.optimal` as the CLI runs it: tiny inputs enumerated, then flows
 with certificates (pairs no layout in the instance box can use left out), Benders over
-per-subtopology boxes or Z3 only where the floors do not meet. All three solve the same
+per-subtopology boxes where the floors do not meet (a Z3 master with equal capacities, a CP-SAT
+master over levels and widths with unequal capacities or leaving members). OR-tools' CP-SAT
+module is imported before any clock runs. All three solve the same
 lexicographic problem (:mod:`rebalproof.solver.objectives`, ``ha`` hard rules). CP-SAT is
 staged (one solve per objective, each fixed at its optimum before the next), on the natural
 model with the obvious pruning (actives only on allowed hosts), one worker. "TO" = no proof
