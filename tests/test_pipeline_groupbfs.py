@@ -289,17 +289,17 @@ def test_a_reduced_run_resumes_to_the_same_reduced_result(spark, tmp_path):
     model, ctx = check("eager", "sticky", instances=3, initial=2, events=2, partitions=3)
     local_monitor = RunMonitor(ctx, model)
     local = explore(model, monitor=local_monitor, por=True)
-    policy = Checkpointing(directory=str(tmp_path / "ck"), every_levels=3, every_seconds=None)
+    policy = Checkpointing(directory=str(tmp_path / "ck"), every_levels=5, every_seconds=None)
 
     def stop_at_12(states, depth, queued, seconds):
         if depth == 12:
             raise Stop
 
     with pytest.raises(Stop):
-        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0, checkpoint=policy,
+        explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=50, checkpoint=policy,
                       progress=stop_at_12, por=True)
     monitor = RunMonitor(ctx, model)
-    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=0, checkpoint=policy,
+    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=50, checkpoint=policy,
                             resume=str(tmp_path / "ck"), por=True)
     assert_same(local, resumed, local_monitor, monitor)
     assert resumed.reduced == local.reduced > 0
