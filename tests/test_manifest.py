@@ -204,9 +204,6 @@ UNPINNED: dict[tuple[str, str], str] = {
     ("learner-partial+learner-v3", "partitions3"): (
         "not finished in time: still exploring after 45 min (2.2 GB RSS) on the loaded 2-core machine, where v3 at "
         "--events 3 took 262 s CPU for 1,429,939 states; not in the default suite until pinned"),
-    ("learner-timeout+learner-v2", "partitions3"): (
-        "733,815 states with partial-order reduction, complete, every promised property holding (158 s CPU); "
-        "the count without it is still being measured; not in the default suite until pinned"),
 }
 #: The calibration tiers: the default bounds, and each wider bound separately.
 TIERS = {
