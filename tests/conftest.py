@@ -55,6 +55,7 @@ def pytest_terminal_summary(terminalreporter):
 # changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
 _OWN_GROUP = {"test_examples.py": "examples"}
+_ALONE = {"test_equal_at_100k_states_with_the_default_hybrid": "spark-100k"}  # the heaviest test: in its own group
 
 
 def _group(path: Path) -> str | None:
@@ -72,6 +73,6 @@ def pytest_collection_modifyitems(config, items):
         path = Path(str(item.path))
         if path not in groups:
             groups[path] = _group(path)
-        group = groups[path]
+        group = _ALONE.get(getattr(item, "originalname", item.name)) or groups[path]
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
