@@ -152,6 +152,15 @@ def test_flow_certificates_are_sound(network):
         assert sent == units
 
 
+def analysed(view):
+    """The capacity path's problem for ``view`` under the ha rules, with the balance analysis of the
+    instance group and of each subtopology that the level and box searches start from."""
+    prob = placement._Problem(view, Facts(view, "ha"))
+    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
+    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    return prob, inst, subs
+
+
 def agrees_with_brute_force(view, rules_name):
     """The flow path's answer (no enumeration) against scoring every layout: its result, or None
     when the view is too big to enumerate; an infeasible view must be reported infeasible."""

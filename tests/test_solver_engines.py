@@ -13,7 +13,7 @@ from rebalproof.solver.objectives import OBJECTIVES
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import solve_placement
 from rebalproof.solver.rules import Facts, violations
-from test_solver import agrees_with_brute_force, bounded_networks, views
+from test_solver import agrees_with_brute_force, analysed, bounded_networks, views
 
 sys.path.insert(0, str(ROOT / "bench"))
 from solver import generate  # noqa: E402  (the benchmark's deterministic inputs)
@@ -66,10 +66,7 @@ def test_benders_cuts_hold_for_every_box_a_flow_fits(n, t, seed):
     from rebalproof.solver import placement
 
     view = generate(n, t, seed=seed)
-    facts = Facts(view, "ha")
-    prob = placement._Problem(view, facts)
-    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
-    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    prob, inst, subs = analysed(view)
     searched = placement._search_boxes(prob, inst, subs, placement.Deadline(None))
     assert searched.done and searched.cuts
     members = sorted(prob.caps)

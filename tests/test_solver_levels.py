@@ -20,7 +20,7 @@ from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import solve_placement
 from rebalproof.solver.result import INCONCLUSIVE, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
-from test_solver import agrees_with_brute_force, views
+from test_solver import agrees_with_brute_force, analysed, views
 
 sys.path.insert(0, str(ROOT / "bench"))
 from solver import cluster  # noqa: E402  (the benchmark's cluster families)
@@ -92,10 +92,8 @@ def own_box(prob, host, caps, denominator):
 def test_level_cuts_hold_at_every_layout_own_box(seed, leaving):
     """Each feasibility cut holds at the own box of any layout; each cost cut is below its cost (the cuts are valid, not just tight)."""
     view = cluster(6, 20, seed=seed, leaving=leaving)
-    facts = Facts(view, "ha")
-    prob = placement._Problem(view, facts)
-    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
-    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    prob, inst, subs = analysed(view)
+    facts = prob.facts
     searched = placement._search_levels(prob, inst, subs, placement.Deadline(120))  # a bound, never a wait
     assert searched.done and searched.cuts
     caps = dict(prob.caps)
@@ -156,10 +154,8 @@ def test_every_layout_of_least_imbalance_keeps_the_capacity_master(seed, leaving
     from ortools.sat.python import cp_model
 
     view = cluster(6, 20, seed=seed, leaving=leaving)
-    facts = Facts(view, "ha")
-    prob = placement._Problem(view, facts)
-    inst = placement.analyse_group(prob.balance_classes(), prob.caps, name="imbalance")
-    subs = {s: placement.analyse_group(prob.balance_classes(s), prob.caps, name=s) for s in prob.subs}
+    prob, inst, subs = analysed(view)
+    facts = prob.facts
     masters = []
     original = benders.search_levels
 
