@@ -4,6 +4,8 @@ See :mod:`rebalproof.solver.rules` (hard rules per rule set), :mod:`rebalproof.s
 (the lexicographic objectives), :mod:`rebalproof.solver.encode` (named Z3 constraints),
 :mod:`rebalproof.solver.placement` and :mod:`rebalproof.solver.flow` (the flow engine with
 certificates), :mod:`rebalproof.solver.benders` (per-subtopology boxes: a Z3 or CP-SAT master, flow judges),
+:mod:`rebalproof.solver.choice` (capacities and leaving members: one (level, width) option per group, LP bounds
+checked by :mod:`rebalproof.solver.linear`),
 :mod:`rebalproof.solver.exhaustive` (tiny inputs enumerated), :mod:`rebalproof.solver.staged` (the reference staged Z3 engine),
 :mod:`rebalproof.solver.optimize` (``optimal``), :mod:`rebalproof.solver.oracle` (``distance``,
 ``explain``, ``conforms``) and :mod:`rebalproof.solver.spec` (every allowed answer, ``spec:ha``).

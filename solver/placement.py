@@ -39,11 +39,15 @@ meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-su
 
 With unequal capacities a group has several boxes (one per level ``lam``), and a leaving
 member that may keep an active is a host without bounds (balance counts the staying members
-only; the ``leaving`` rule decides what it may keep). Both go to the same Benders search with
-a master over each group's level and width (:class:`rebalproof.solver.benders.LevelMaster`),
-the instance group's width fixed at its proven least: the same flows judge every box, the same
-checked cuts prove the bounds. The deadline is checked between flows and master checks; at a
-timeout the answer is the best found (at least the greedy start,
+only; the ``leaving`` rule decides what it may keep). Both go to the box-choice model
+(:mod:`rebalproof.solver.choice`): each group (the instance group at its proven least
+imbalance, each subtopology) picks one (level, width) option; the LP relaxation's multipliers,
+checked by exact arithmetic, bound the spread and then the cost, a flow within the boxes the LP
+weighs most or SCIP on the same model gives the layouts, and a min-cost flow within a layout's
+own boxes (potentials checked) its moves and restore. When no layout of least imbalance is
+known yet (the model's options need a spread to stay below), the Benders search over levels and
+widths serves (:class:`rebalproof.solver.benders.LevelMaster`). The deadline is checked between
+stages; at a timeout the answer is the best found (at least the greedy start,
 :mod:`rebalproof.solver.incumbent`) with the bounds proven so far.
 """
 
@@ -62,6 +66,7 @@ from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.benders import LevelMaster, search_boxes, search_levels
+from rebalproof.solver.choice import ChoiceSearch, own_options, search_choices
 from rebalproof.solver.exhaustive import LIMIT, layouts, least_layout
 from rebalproof.solver.incumbent import Incumbent
 from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, quick_cut, unusable_arcs
@@ -440,22 +445,38 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         if deadline.passed:
             return _timed_out(view, facts, prob, inst, bounds, None, finish, incumbent)
         levels = not (one_box and len(set(prob.caps.values())) == 1 and not prob.leaving)
-        searched = _search_levels(prob, inst, subs, deadline, incumbent) if levels else _search_boxes(prob, inst, subs, deadline)
         why = "some group has several boxes (unequal capacities or leaving members)" if not single else f"the spread bound {lb} is not reachable together with imbalance {inst.least}"
-        notes.append(
-            f"{why}: Benders over per-subtopology {'levels and widths' if levels else 'boxes'} "
-            f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} {'CP-SAT' if levels else 'Z3'} master {'solves' if levels else 'checks'})"
-        )
-        if not searched.done:
-            return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
-        stage3, engine = searched.best, "flow+benders"
-        bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
+        upper = incumbent.values.spread if incumbent.values is not None and incumbent.values.imbalance == inst.least else None
+        if levels and upper is not None:
+            searched = _search_choices(prob, inst, subs, deadline, upper)
+            notes.append(f"{why}: the box-choice model (one (level, width) option per group; LP multipliers checked by arithmetic, layouts by SCIP): "
+                         + ", ".join(f"{what} {seconds:.1f} s" for what, seconds in searched.solves))
+            if not searched.done:
+                return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
+            stage3, engine = searched.best, "flow+choice"
+            bounds["spread"] = (searched.spread, searched.spread_method, searched.spread_proof) if searched.spread > lb else bounds["spread"]
+        else:
+            searched = _search_levels(prob, inst, subs, deadline, incumbent) if levels else _search_boxes(prob, inst, subs, deadline)
+            notes.append(
+                f"{why}: Benders over per-subtopology {'levels and widths' if levels else 'boxes'} "
+                f"({searched.flows} flows, {searched.feasibility_cuts} feasibility and {searched.optimality_cuts} optimality cuts, {searched.master_checks} {'CP-SAT' if levels else 'Z3'} master {'solves' if levels else 'checks'})"
+            )
+            if not searched.done:
+                return _timed_out(view, facts, prob, inst, bounds, searched, finish, incumbent)
+            stage3, engine = searched.best, "flow+benders"
+            bounds["spread"] = _spread_bound(lb, searched, bounds["spread"][2])
 
     host, moves, cold, solution = stage3
     benders = engine == "flow+benders"
     union = " (the least over every box set of optimal spread, by Benders: the master over feasibility and potential cuts admits no box below it)" if benders else ""
-    bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
-    bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
+    if engine == "flow+choice":
+        method = searched.cost_method
+        bounds["moves"] = (moves, method, f"min-cost flow of cost {prob.weight}*moves + cold actives within the own boxes of a layout of optimal spread (potentials checked), "
+                                          f"{prob.weight * moves + cold}; no layout of optimal spread costs less: {searched.cost_proof}")
+        bounds["restore"] = (prob.const_restore + cold, method, f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has + {cold} cold active{'' if cold == 1 else 's'}, least by the same bound on {prob.weight}*moves + cold actives")
+    else:
+        bounds["moves"] = (moves, "benders" if benders else "flow-duals", f"min-cost flow{union} of cost {prob.weight}*moves + cold actives within the optimal boxes; node potentials give every residual arc a non-negative reduced cost, so no layout keeping imbalance and spread optimal moves fewer than {moves}")
+        bounds["restore"] = (prob.const_restore + cold, "benders" if benders else "flow-duals", f"{prob.const_restore} cold cop{'y' if prob.const_restore == 1 else 'ies'} every layout has (tasks with fewer caught-up members than copies) + {cold} cold active{'' if cold == 1 else 's'}, least by the same potentials")
     bounds["warmups"] = (0, "arithmetic", "warmups is at least 0")
     answer = place_standbys(view, facts, host)
     broken = violations(view, answer, facts.rules, facts=facts)
@@ -592,6 +613,18 @@ def _search_levels(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Dea
     )
 
 
+def _search_choices(prob: _Problem, inst: GroupBalance, subs: dict, deadline: Deadline, upper: int):
+    """Spread then moves/restore by the box-choice model (:mod:`rebalproof.solver.choice`), capacities or leaving members."""
+    d = math.lcm(*sorted(set(prob.caps.values())))
+
+    def boxes_of(host):
+        own = own_options(prob, host, d)
+        box = {g: {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in prob.caps.items()} for g, (p, k) in own.items()}
+        return box["(all)"], {s: box[s] for s in prob.subs}
+
+    return search_choices(prob, inst, subs, upper=upper, deadline=deadline, stage3=lambda i, s: _flow_stage3(prob, i, s), boxes_of=boxes_of)
+
+
 def _own_box(prob: _Problem, incumbent, denominator: int):
     """``(spread, box)`` of the incumbent's actives: per group its own level (top load) and width (imbalance)."""
     counts = {g: {m: 0 for m in prob.caps} for g in [*prob.subs, "(all)"]}
@@ -628,16 +661,19 @@ def _timed_out(view, facts, prob: _Problem, inst: GroupBalance, bounds: dict, se
     bounds["restore"] = (prob.const_restore, "arithmetic", f"{prob.const_restore} cold copies every layout has")
     found = None
     if searched is not None:
+        chosen = isinstance(searched, ChoiceSearch)
         if searched.spread_lower > bounds["spread"][0]:
-            bounds["spread"] = (searched.spread_lower, "benders", f"the master over per-subtopology boxes and checked cuts admits no box of spread <= {searched.spread_lower - 1}")
+            bounds["spread"] = ((searched.spread_lower, searched.spread_method, searched.spread_proof) if chosen else
+                                (searched.spread_lower, "benders", f"the master over per-subtopology boxes and checked cuts admits no box of spread <= {searched.spread_lower - 1}"))
         if searched.cost_lower:
-            bounds["moves"] = (searched.cost_lower // w, "benders" if searched.best else "flow-duals", f"least cost {w}*moves + cold actives proven >= {searched.cost_lower}")
+            method = searched.cost_method if chosen else "benders" if searched.best else "flow-duals"
+            bounds["moves"] = (searched.cost_lower // w, method, f"least cost {w}*moves + cold actives proven >= {searched.cost_lower}" + (f": {searched.cost_proof}" if chosen else ""))
         found = searched.best
     floor, relaxed = _relaxed(prob, inst)
     if floor is not None and "moves" not in bounds:
         bounds["moves"] = (floor // w, "flow-duals", f"min-cost flow with spread left free (a relaxation) over every instance box, proven least by node potentials, moves {floor // w}")
     found = found or relaxed
-    engine = "flow+benders" if searched is not None else "flow"
+    engine = "flow" if searched is None else "flow+choice" if isinstance(searched, ChoiceSearch) else "flow+benders"
     if found is not None:
         incumbent.offer(place_standbys(view, facts, found[0]), engine)
     answer = incumbent.answer

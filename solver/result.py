@@ -2,8 +2,8 @@
 
 An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the answer and the
 proven lower bound, with the proof of that bound said in words (``method`` names the kind:
-``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``exhaustive``, ``arithmetic``,
-``fixpoint``). An objective is
+``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``lp-dual``, ``scip``, ``exhaustive``,
+``arithmetic``, ``fixpoint``). An objective is
 proven optimal when every objective before it is proven and its unconditional lower bound
 meets its value. Nothing here is ever a silent guess:
 a timeout gives ``inconclusive`` with the best found and the bounds proven so far.
@@ -36,7 +36,9 @@ class Bound:
         values, does better than ``lower``.
     method : str
         How ``lower`` is proven: ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders`` (a Z3
-        master over checked flow cuts, :mod:`rebalproof.solver.benders`), ``exhaustive`` (every
+        master over checked flow cuts, :mod:`rebalproof.solver.benders`), ``lp-dual`` (LP multipliers
+        over the box-choice model, checked by exact arithmetic, :mod:`rebalproof.solver.choice`),
+        ``scip`` (SCIP's branch and bound over that model: the solver's word), ``exhaustive`` (every
         layout scored), ``arithmetic`` (a count every assignment has), ``fixpoint`` (the rules
         allow one answer) or ``none``.
     proof : str

@@ -1,0 +1,284 @@
+"""Spread, then moves and restore, by the box-choice model: each group picks one (level, width) box.
+
+With capacities, a group's (one subtopology's, or all tasks') imbalance is ``K`` exactly when
+its counts lie in the box ``max(0, ceil(p*c_m/D) - K) <= n_m <= floor(p*c_m/D)`` for its own
+level ``p/D`` (the top load; ``D`` the capacities' least common multiple) -- see
+:mod:`rebalproof.solver.objectives`. So every layout of least imbalance picks, per group, one
+*option* ``(p, K)`` from a finite list, and its spread is the sum of the subtopologies' ``K``:
+
+- options: ``K`` from the group's flow-proven least (:func:`rebalproof.solver.placement.analyse_group`)
+  up to that least plus the slack ``U - sum of the leasts`` of a layout of spread ``U`` already
+  found (a layout of spread at most ``U`` has no group wider), ``p`` from the proven least top
+  load up while the lower bounds still fit the group's tasks; the instance group's ``K`` is its
+  proven least imbalance;
+- variables: per (class of interchangeable tasks, host) a count ``x``, per option a 0/1 choice
+  ``z`` (one per group), and per group and capacity the chosen box's bounds ``H_gc`` and
+  ``L_gc`` (linear in ``z``); rows: every class placed, each member's count of the group within
+  ``[L_gc, H_gc]``; for moves and restore also per (class, owner) the tasks kept on their owner.
+
+Every layout of least imbalance and spread at most ``U`` is a point of the model (its own
+options chosen), so the model's least objective bounds the layouts'. The bound is proven by the
+LP relaxation's multipliers, checked by exact arithmetic (:func:`rebalproof.solver.linear.dual_bound`):
+on the cluster benchmark its ceiling is usually the optimum itself. The layouts come from SCIP
+on the same model (a point is a layout: its counts are decoded, scored by
+:func:`rebalproof.solver.objectives.evaluate` and judged by the rules like any other). Where
+the ceiling is below SCIP's best, the optimum is SCIP's word (branch and bound), and the
+answer says so (method ``scip``). Moves and restore are then a min-cost flow within the own
+boxes of the layout found (potentials checked), bounded below by the same LP argument over the
+model with the spread at its optimum.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from rebalproof.model.names import subtopology_of
+from rebalproof.solver.linear import Linear, integer_solution, relaxation
+from rebalproof.solver.objectives import imbalance
+
+__all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
+
+
+def options(caps: dict, denominator: int, *, total: int, least: int, top: Fraction, widest: int) -> list[tuple[int, int]]:
+    """Every ``(p, K)`` a group's own box can have with ``least <= K <= widest`` (see the module doc).
+
+    ``p`` starts at the least top load times ``D`` and stops where even ``K = widest`` asks the
+    members for more than ``total`` tasks (larger ``p`` only asks more) or where ``p/D`` passes
+    ``total`` over the least capacity (no member's load can be higher). ``K`` never passes
+    ``ceil(p*c_max/D)``: no count is below 0.
+    """
+    d, cmax, cmin = denominator, max(caps.values()), min(caps.values())
+    out = []
+    p = math.ceil(top * d)
+    while p * cmin <= d * max(total, 0):
+        hi_k = min(widest, -(-p * cmax // d))
+        if sum(max(0, -(-p * c // d) - hi_k) for c in caps.values()) > total:
+            break
+        for k in range(least, hi_k + 1):
+            if sum(max(0, -(-p * c // d) - k) for c in caps.values()) <= total:
+                out.append((p, k))
+        p += 1
+    return out
+
+
+def own_options(prob, host: dict, denominator: int) -> dict:
+    """Per group (each subtopology and ``(all)``) the ``(p, K)`` of ``host``'s own box."""
+    counts = {g: {m: 0 for m in prob.caps} for g in [*prob.subs, "(all)"]}
+    for t, m in host.items():
+        if m in prob.caps:
+            counts[subtopology_of(t)][m] += 1
+            counts["(all)"][m] += 1
+    out = {}
+    for g, n in counts.items():
+        top = max(Fraction(n[m], prob.caps[m]) for m in prob.caps)
+        out[g] = (int(top * denominator), imbalance(n, prob.caps))
+    return out
+
+
+class ChoiceModel:
+    """The box-choice model of ``prob`` (:class:`rebalproof.solver.placement._Problem`) as a :class:`Linear`.
+
+    ``spread_at_most`` None: minimise the spread; else keep it at most that and minimise
+    ``W*moves + cold actives`` (the min-cost flow's cost). ``slack``: how far above its least a
+    subtopology's width may go (from a layout already found).
+    """
+
+    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None):
+        self.prob = prob
+        caps = prob.caps
+        self.denominator = d = math.lcm(*sorted(set(caps.values())))
+        self.model = m = Linear()
+        self.x: dict = {}
+        totals: dict = {}
+        for key, cls in prob.classes.items():
+            q = len(cls.tasks)
+            for h in cls.hosts:
+                self.x[(key, h)] = m.var(0, q)
+            m.row({self.x[(key, h)]: 1 for h in cls.hosts}, lo=q, hi=q)
+            if any(h in caps for h in cls.hosts):
+                totals[cls.sub] = totals.get(cls.sub, 0) + q
+        self.groups = {"(all)": (inst.top, inst.least, inst.least)} | {s: (g.top, g.least, g.least + slack) for s, g in subs.items()}
+        totals["(all)"] = sum(totals.values())
+        self.options: dict = {}
+        self.z: dict = {}
+        capset = sorted(set(caps.values()))
+        for g, (top, least, widest) in self.groups.items():
+            opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest)
+            if not opts:
+                raise AssertionError(f"no box option for group {g}: the least layouts' own boxes are missing")
+            zs = self.z[g] = [m.var(0, 1) for _ in opts]
+            m.row({z: 1 for z in zs}, lo=1, hi=1)
+            for c in capset:
+                hi_c = [p * c // d for p, _ in opts]
+                lo_c = [max(0, -(-p * c // d) - k) for p, k in opts]
+                h = m.var(0, max(hi_c), integer=False)
+                lo = m.var(0, max(lo_c), integer=False)
+                m.row({h: 1} | {z: -v for z, v in zip(zs, hi_c)}, lo=0, hi=0)
+                m.row({lo: 1} | {z: -v for z, v in zip(zs, lo_c)}, lo=0, hi=0)
+                for member, cap in caps.items():
+                    if cap != c:
+                        continue
+                    count = {self.x[(key, member)]: 1 for key, cls in prob.classes.items() if member in cls.hosts and (g == "(all)" or cls.sub == g)}
+                    m.row(count | {h: -1}, hi=0)
+                    m.row(count | {lo: -1}, lo=0)
+        width = {z: k for s in prob.subs for z, (_, k) in zip(self.z[s], self.options[s])}
+        self.kept: dict = {}
+        if spread_at_most is None:
+            m.minimise(width)
+            return
+        m.row(width, hi=spread_at_most)
+        w = prob.weight
+        cost: dict = {}
+        for key, cls in prob.classes.items():
+            for h in cls.hosts:
+                cost[self.x[(key, h)]] = (w if cls.owned else 0) + (1 if h in cls.cold else 0)
+            for o, n in cls.owners.items():
+                k = self.kept[(key, o)] = m.var(0, n)
+                m.row({k: 1, self.x[(key, o)]: -1}, hi=0)
+                cost[k] = -w
+        m.minimise(cost)
+
+    def point(self, host: dict) -> list[int]:
+        """The model's point of layout ``host`` (its own options chosen; the box bounds they give)."""
+        prob, d = self.prob, self.denominator
+        x = [0] * len(self.model.lower)
+        for key, cls in prob.classes.items():
+            for t in cls.tasks:
+                x[self.x[(key, host[t])]] += 1
+        own = own_options(prob, host, d)
+        for g, opts in self.options.items():
+            x[self.z[g][opts.index(own[g])]] = 1
+        for terms, lo, hi in self.model.rows:  # the H and L definitions: one free variable, set so the row holds
+            free = [j for j in terms if not self.model.integer[j]]
+            if len(free) == 1 and lo == hi == 0:
+                j = free[0]
+                x[j] = -sum(a * x[i] for i, a in terms.items() if i != j)
+        for (key, o), k in self.kept.items():
+            x[k] = min(x[self.x[(key, o)]], prob.classes[key].owners[o])
+        return x
+
+    def rounded(self, point) -> tuple[dict, dict]:
+        """The boxes of the option each group weighs most in a fractional ``point`` (the LP's): ``(inst_box, sub_boxes)``."""
+        d, boxes = self.denominator, {}
+        for g, opts in self.options.items():
+            p, k = max(zip(opts, self.z[g]), key=lambda oz: (point[oz[1]], -oz[0][1], oz[0][0]))[0]
+            boxes[g] = {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in self.prob.caps.items()}
+        return boxes["(all)"], {s: boxes[s] for s in self.prob.subs}
+
+    def layout(self, x) -> dict[str, str]:
+        """Task -> member of an integer point (the most tasks kept on their owner its counts allow)."""
+        counts, kept = {}, {}
+        for (key, h), j in self.x.items():
+            counts.setdefault(key, {})[h] = x[j]
+        for key, cls in self.prob.classes.items():
+            kept[key] = {o: min(n, counts[key].get(o, 0)) for o, n in cls.owners.items()}
+        return self.prob.decode(counts, kept)
+
+
+@dataclass
+class ChoiceSearch:
+    """What :func:`search_choices` proved (the fields :func:`rebalproof.solver.placement._timed_out` reads, as :class:`rebalproof.solver.benders.BoxSearch`)."""
+
+    spread: int | None
+    spread_lower: int
+    spread_method: str = "arithmetic"
+    spread_proof: str = ""
+    best: tuple | None = None  # (host, moves, cold, FlowSolution) at spread ``spread``
+    cost_lower: int = 0
+    cost_method: str = "arithmetic"
+    cost_proof: str = ""
+    done: bool = False
+    solves: list = field(default_factory=list)  # (what, seconds) of each LP and SCIP solve, for the notes
+
+
+def _left(deadline) -> float | None:
+    return None if deadline.end is None else deadline.end - time.monotonic()
+
+
+def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxes_of) -> ChoiceSearch:
+    """Least spread, then least ``W*moves + cold``, over the box-choice model (see the module doc).
+
+    ``upper``: the spread of a layout of least imbalance already found. ``stage3(inst_box,
+    sub_boxes)`` is the min-cost flow within boxes (or None); ``boxes_of(host)`` the own boxes of
+    a layout (``(inst_box, sub_boxes)``). Each stage first rounds the LP's point (per group the
+    option it weighs most) and judges those boxes by one flow; SCIP is asked only when that
+    layout does not meet the LP's bound. ``spread`` stays None until it is proven.
+    """
+    floor = sum(g.least for g in subs.values())
+    out = ChoiceSearch(spread=None, spread_lower=floor)
+    d = math.lcm(*sorted(set(prob.caps.values())))
+
+    def timed(what, run):
+        started = time.monotonic()
+        result = run()
+        out.solves.append((what, time.monotonic() - started))
+        return result
+
+    def spread_of(host):
+        return sum(k for g, (_, k) in own_options(prob, host, d).items() if g != "(all)")
+
+    def scip_seconds():
+        left = _left(deadline)
+        return 3600.0 if left is None else max(0.1, 0.85 * left - 0.5)  # loading the model and decoding come on top
+
+    model = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor))
+    lp = None if deadline.passed else timed("LP of the spread", lambda: relaxation(model.model, seconds=_left(deadline)))
+    if lp is None or deadline.passed:
+        return out
+    if lp.integer_bound > out.spread_lower:
+        out.spread_lower, out.spread_method, out.spread_proof = lp.integer_bound, "lp-dual", _lp_words(model, lp, "spread", upper)
+    best, width = None, None
+    rounded = timed("flow in the LP's boxes", lambda: stage3(*model.rounded(lp.point)))
+    if rounded is not None:
+        best, width = rounded, spread_of(rounded[0])
+    if width is None or width > out.spread_lower:
+        hint = model.point(best[0]) if best is not None else None
+        status, x, bound = timed("SCIP on the spread", lambda: integer_solution(model.model, seconds=scip_seconds(), hint=hint))
+        if x is not None:
+            found = stage3(*boxes_of(model.layout(x)))
+            if found is None:
+                raise AssertionError("no flow fits the own boxes of a layout")
+            if width is None or spread_of(found[0]) < width:
+                best, width = found, spread_of(found[0])
+            if status == "optimal" and bound > out.spread_lower:
+                out.spread_lower, out.spread_method = min(bound, width), "scip"
+                out.spread_proof = (f"SCIP's branch and bound over the box-choice model finds no layout of spread <= {out.spread_lower - 1} "
+                                    f"(the LP relaxation's multipliers, checked here, prove {lp.integer_bound}): the solver's word")
+    out.best = best
+    if best is None or width > out.spread_lower or deadline.passed:
+        return out
+    out.spread = width
+
+    costed = ChoiceModel(prob, inst, subs, slack=width - floor, spread_at_most=width)
+    lp = timed("LP of moves and restore", lambda: relaxation(costed.model, seconds=_left(deadline)))
+    if lp is None:
+        return out
+    out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
+    if out.best[3].cost > out.cost_lower and not deadline.passed:
+        rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
+        if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
+            out.best = rounded
+    if out.best[3].cost > out.cost_lower and not deadline.passed:
+        status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(costed.model, seconds=scip_seconds(), hint=costed.point(out.best[0])))
+        if x is not None:
+            found = stage3(*boxes_of(costed.layout(x)))
+            if found is not None and found[3].cost < out.best[3].cost:
+                out.best = found
+            if status == "optimal" and bound > out.cost_lower:
+                out.cost_lower, out.cost_method = min(bound, out.best[3].cost), "scip"
+                out.cost_proof = (f"SCIP's branch and bound over the box-choice model at spread {width} finds no layout cheaper than "
+                                  f"{out.cost_lower} (the LP multipliers, checked here, prove {lp.integer_bound}): the solver's word")
+    out.done = out.best[3].cost <= out.cost_lower
+    return out
+
+
+def _lp_words(model: ChoiceModel, lp, what: str, limit: int) -> str:
+    options = sum(len(o) for o in model.options.values())
+    used = sum(1 for y in lp.multipliers if y)
+    scope = f"with spread <= {limit}" if what == "cost" else f"of spread <= {limit} (a layout found)"
+    return (f"every layout of least imbalance {scope} is a point of the box-choice model ({len(model.options)} groups, {options} (level, width) options, "
+            f"{len(model.model.rows)} rows); {used} row multipliers of its LP relaxation, checked by exact arithmetic, prove its {what} >= {lp.bound} "
+            f"(rounded up: {lp.integer_bound})")

@@ -1,0 +1,127 @@
+"""The box-choice model and its LP certificates: every layout is a point, every bound is a bound, a wrong certificate proves nothing."""
+
+import itertools
+import random
+import sys
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from rebalproof.solver import placement
+from rebalproof.solver.choice import ChoiceModel, options, own_options
+from rebalproof.solver.linear import Linear, dual_bound, relaxation
+from rebalproof.solver.objectives import evaluate, imbalance
+from rebalproof.solver.optimize import optimal
+from rebalproof.solver.placement import place_standbys
+from test_solver import analysed
+
+sys.path.insert(0, str(ROOT / "bench"))
+from solver import cluster  # noqa: E402  (the benchmark's cluster families)
+
+
+@st.composite
+def small_models(draw):
+    """A small integer program: 2-3 variables in [0, 3], 1-3 rows, an integer objective."""
+    m = Linear()
+    xs = [m.var(0, draw(st.integers(1, 3))) for _ in range(draw(st.integers(2, 3)))]
+    for _ in range(draw(st.integers(1, 3))):
+        terms = {x: draw(st.integers(-2, 2)) for x in xs}
+        lo = draw(st.one_of(st.none(), st.integers(-2, 4)))
+        hi = draw(st.one_of(st.none(), st.integers(-2, 6)))
+        m.row(terms, lo=lo, hi=hi)
+    m.minimise({x: draw(st.integers(-3, 3)) for x in xs})
+    return m
+
+
+def least_integer(m: Linear):
+    points = [x for x in itertools.product(*(range(lo, hi + 1) for lo, hi in zip(m.lower, m.upper))) if m.keeps(x)]
+    return min((m.value(x) for x in points), default=None)
+
+
+@settings(max_examples=60)
+@given(small_models(), st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=7), min_size=3, max_size=3))
+def test_any_multipliers_prove_only_true_bounds(m, ys):
+    """Soundness of the certificate check: whatever the multipliers, the bound never passes the least integer point."""
+    best = least_integer(m)
+    if best is not None:
+        assert dual_bound(m, ys[: len(m.rows)]) <= best
+
+
+@settings(max_examples=40)
+@given(small_models())
+def test_the_lp_multipliers_prove_the_relaxation(m):
+    """GLOP's duals, rounded and re-checked, prove at least nearly the relaxation's value, and never more than an integer point."""
+    lp = relaxation(m)
+    best = least_integer(m)
+    if lp is None or best is None:
+        return
+    assert lp.bound <= best and lp.integer_bound <= best
+    assert lp.bound >= Fraction(lp.value) - Fraction(1, 1000)
+
+
+def test_a_wrong_certificate_is_rejected():
+    """Multipliers claiming more than the rows give are rejected: the recomputed bound is lower than the claim."""
+    m = Linear()
+    x, y = m.var(0, 4), m.var(0, 4)
+    m.row({x: 1, y: 1}, lo=3)
+    m.minimise({x: 2, y: 3})
+    assert dual_bound(m, [2]) == 6  # the true optimum: x = 3
+    assert dual_bound(m, [3]) < 6  # 3 * (x + y >= 3) makes x's cost -1: x's upper bound charges it back
+    assert dual_bound(m, [-1]) == 0  # the row has no upper bound: a negative multiplier proves nothing
+
+
+def test_options_list_every_own_box():
+    caps = {"A": 1, "B": 2, "C": 4}
+    rng = random.Random(1)
+    for _ in range(300):
+        n = {m: rng.randint(0, 5) for m in caps}
+        total = sum(n.values())
+        top = max(Fraction(n[m], c) for m, c in caps.items())
+        k = imbalance(n, caps)
+        assert (int(top * 4), k) in options(caps, 4, total=total, least=0, top=Fraction(0), widest=k + rng.randint(0, 3))
+
+
+@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True), (8, True)])
+def test_every_layout_of_least_imbalance_is_a_point_of_the_model(seed, leaving):
+    """Each layout's own options keep every row, scored at its spread (then at most its cost): the model's bounds are bounds."""
+    view = cluster(6, 20, seed=seed, leaving=leaving)
+    prob, inst, subs = analysed(view)
+    facts = prob.facts
+    best = optimal(view, "ha", timeout=120)
+    assert best.status == "optimal"
+    start = {t: m for m, a in best.assignment.members for t in a.active}
+    spread_model = ChoiceModel(prob, inst, subs, slack=6)
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(300):  # layouts near the optimum: random ones seldom have the least imbalance
+        host = dict(start)
+        for t in rng.sample(view.task_ids, rng.randint(0, 4)):
+            host[t] = rng.choice(facts.active_hosts[t])
+        values = evaluate(view, place_standbys(view, facts, host), facts)
+        if values.imbalance != inst.least:
+            continue
+        if any(k > subs[g].least + 6 for g, (_, k) in own_options(prob, host, spread_model.denominator).items() if g != "(all)"):
+            continue
+        x = spread_model.point(host)
+        assert spread_model.model.keeps(x) and spread_model.model.value(x) == values.spread
+        cost_model = ChoiceModel(prob, inst, subs, slack=values.spread - sum(g.least for g in subs.values()), spread_at_most=values.spread)
+        y = cost_model.point(host)
+        # the point keeps the most tasks on their owners its counts allow: never more than the layout costs, exactly what its decoding costs
+        assert cost_model.model.keeps(y) and cost_model.model.value(y) <= prob.weight * values.moves + values.restore - prob.const_restore
+        decoded = evaluate(view, place_standbys(view, facts, cost_model.layout(y)), facts)
+        assert cost_model.model.value(y) == prob.weight * decoded.moves + decoded.restore - prob.const_restore
+        checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("seed, leaving", [(441, False), (441, True)])
+def test_the_choice_path_proves_cluster_optima_by_checked_multipliers(seed, leaving):
+    """At 10x50 the spread is proven by the LP's multipliers (re-checked here), and every answer passes the rules."""
+    view = cluster(10, 50, seed=seed, leaving=leaving)
+    result = placement.solve_placement(view, "ha", timeout=120)
+    assert result.status == "optimal" and result.engine == "flow+choice"
+    spread = result.bound("spread")
+    assert spread.proven and spread.method in ("lp-dual", "flow-cut", "arithmetic")
