@@ -35,13 +35,15 @@ from __future__ import annotations
 import resource
 import time
 from array import array
-from collections import deque
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from rebalproof.errors import AssignorError
 from rebalproof.model.budget import Budget
 from rebalproof.model.group_fingerprint import Fingerprinter, collision_probability
 from rebalproof.model.group_por import ample_expand
+from rebalproof.model.frontier import ObjectFrontier, PackedFrontier
 from rebalproof.model.group_state import Action
 from rebalproof.model.visited import Visited
 
@@ -129,13 +131,13 @@ class Exploration:
     model: object
     fingerprinter: Fingerprinter
     init: list = field(default_factory=list)  # init states by index (index i < len(init))
-    parent: array = field(default_factory=lambda: array("q"))
-    via: array = field(default_factory=lambda: array("l"))
+    parent: array = field(default_factory=lambda: array("i"))  # -1: an init state
+    via: array = field(default_factory=lambda: array("i"))  # action id that reached it (-1: init)
     depth: array = field(default_factory=lambda: array("H"))
     edge_src: array = field(default_factory=lambda: array("I"))
     edge_dst: array = field(default_factory=lambda: array("I"))
-    edge_act: array = field(default_factory=lambda: array("I"))
-    first_edge: array = field(default_factory=lambda: array("q"))  # -1: not expanded
+    edge_act: array = field(default_factory=lambda: array("B"))  # widened as action ids grow
+    first_edge: array = field(default_factory=lambda: array("i"))  # -1: not expanded (widened past 2**31 edges)
     fingerprints: array = field(default_factory=lambda: array("Q"))  # by index
     actions: list = field(default_factory=list)  # action id -> Action
     complete: bool = True
@@ -262,12 +264,14 @@ def explore(
     exp = Exploration(model=model, fingerprinter=fp, symmetry=symmetry, budget=limits.budget, por=por)
     visited = Visited()
     action_ids: dict[Action, int] = {}
-    frontier: deque = deque()
+    packer = getattr(model, "packer", None)  # a model may queue its states packed (model/frontier.py)
+    frontier = PackedFrontier(packer()) if packer is not None else ObjectFrontier(getattr(model, "compact", None))
     started = time.perf_counter()
     parent, via, depth, first_edge = exp.parent, exp.via, exp.depth, exp.first_edge
-    esrc, edst, eact = exp.edge_src, exp.edge_dst, exp.edge_act
+    edst, eact = exp.edge_dst, exp.edge_act
+    act_limit, edge_limit = _LIMIT[eact.typecode], _LIMIT[first_edge.typecode]
     fps = exp.fingerprints
-    compact = getattr(model, "compact", None)  # a model may share equal parts of the states it keeps
+    n_edges = 0
 
     for state in model.init_states():
         h = fp(state)
@@ -281,13 +285,14 @@ def explore(
         depth.append(0)
         first_edge.append(-1)
         exp.fingerprints.append(h)
-        frontier.append((idx, state))
+        frontier.push_kept(idx, state)
         monitor.on_state(idx, state)
 
     max_depth, max_states, max_seconds = limits.max_depth, limits.max_states, limits.max_seconds
     budget = limits.budget
     last_report = started
     stopped = None
+    push, pop = frontier.push, frontier.pop
     while frontier:
         if monitor.stop():
             stopped = "stopped at the first violation"
@@ -302,8 +307,8 @@ def explore(
                 break
         if progress is not None and now - last_report > 0.25:
             last_report = now
-            progress(len(parent), depth[frontier[0][0]], len(frontier), now - started)
-        idx, state = frontier.popleft()
+            progress(len(parent), depth[frontier.peek()], len(frontier), now - started)
+        idx, state = pop()
         d = depth[idx]
         if max_depth is not None and d >= max_depth:
             exp.unexpanded += 1
@@ -311,7 +316,7 @@ def explore(
             exp.bound = f"depth {max_depth}"
             continue
         if max_states is not None and len(parent) >= max_states:
-            frontier.appendleft((idx, state))
+            exp.unexpanded += 1  # popped: counted here, the rest below
             stopped = f"{max_states} states"
             break
         try:
@@ -326,12 +331,18 @@ def explore(
             exp.errors += 1
             monitor.on_assignor_error(idx, state, error)
             continue
-        first_edge[idx] = len(esrc)
+        if n_edges > edge_limit:
+            first_edge = exp.first_edge = _widened(first_edge, "q")
+            edge_limit = _LIMIT["q"]
+        first_edge[idx] = n_edges
         for action, nxt in successors:
             aid = action_ids.get(action)
             if aid is None:
                 aid = action_ids[action] = len(exp.actions)
                 exp.actions.append(action)
+                if aid > act_limit:
+                    eact = exp.edge_act = _widened(eact, "H" if aid <= _LIMIT["H"] else "I")
+                    act_limit, edge_limit = _LIMIT[eact.typecode], _LIMIT[first_edge.typecode]
             h = fp(nxt)
             j = visited.get(h)
             if j is None:
@@ -342,22 +353,23 @@ def explore(
                 depth.append(d + 1)
                 first_edge.append(-1)
                 fps.append(h)
-                frontier.append((j, nxt if compact is None else compact(nxt)))
+                push(j, nxt)
                 monitor.on_state(j, nxt)
-            e = len(esrc)
-            esrc.append(idx)
             edst.append(j)
             eact.append(aid)
-            monitor.on_edge(e, idx, state, action, nxt, j)
+            monitor.on_edge(n_edges, idx, state, action, nxt, j)
+            n_edges += 1
     if stopped is not None:
         exp.complete = False
         exp.bound = stopped
         exp.unexpanded += len(frontier)
+    del frontier, push, pop  # the queue's memory goes before the edge sources are built
+    exp.edge_src = _edge_sources(first_edge, n_edges)
     if progress is not None:
         progress(len(parent), max(depth) if len(depth) else 0, 0, time.perf_counter() - started)
     exp.stats = ExploreStats(
         states=len(parent),
-        edges=len(esrc),
+        edges=n_edges,
         depth=max(depth) if len(depth) else 0,
         seconds=time.perf_counter() - started,
         peak_rss_bytes=_peak_rss(),
@@ -365,6 +377,32 @@ def explore(
         assignor_calls=getattr(getattr(model, "_chooser", None), "calls", 0),
     )
     return exp
+
+
+#: The largest value of an array typecode the explorer uses.
+_LIMIT = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF, "i": 0x7FFFFFFF, "q": 0x7FFFFFFFFFFFFFFF}
+
+
+def _widened(values: array, typecode: str) -> array:
+    """``values`` copied into a wider typecode (an action id or an edge index outgrew it)."""
+    out = array(typecode)
+    if len(values):
+        out.frombytes(np.frombuffer(values, dtype=np.dtype(values.typecode)).astype(np.dtype(typecode)).tobytes())
+    return out
+
+
+def _edge_sources(first_edge: array, n_edges: int) -> array:
+    """The source of every edge, from where each state's edges start (edges are stored grouped
+    by source, in BFS order): built once at the end, so a run does not hold it as it goes."""
+    out = array("I")
+    if not n_edges:
+        return out
+    first = np.frombuffer(first_edge, dtype=np.dtype(first_edge.typecode)).astype(np.int64)
+    expanded = np.flatnonzero(first >= 0)
+    starts = first[expanded]
+    counts = np.diff(np.append(starts, n_edges))
+    out.frombytes(np.repeat(expanded.astype(np.uint32), counts).tobytes())
+    return out
 
 
 def expand_level(model, fingerprinter, states) -> list[tuple[int, object, object]]:

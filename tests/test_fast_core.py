@@ -143,3 +143,109 @@ def test_a_pickled_model_starts_with_empty_caches_and_expands_alike():
     assert fresh._last.state is None and len(fresh._interned) == 0 and fresh._chooser._memo == {}
     assert fresh.expand(state) == want
     assert fresh.compact(state) == state
+
+
+class _Unpacked:
+    """A model as it is, but without :meth:`GroupModel.packer`: the explorer queues its states as objects."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __getattr__(self, name):
+        if name == "packer":
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+
+GRAPH = ("parent", "via", "depth", "edge_src", "edge_dst", "edge_act", "first_edge", "fingerprints", "actions", "init")
+
+
+@pytest.mark.parametrize("por", [False, True])
+@pytest.mark.parametrize(
+    "proto, assignor, bounds",
+    [
+        ("cooperative", "ha", Bounds(events=2)),
+        (protocol("learner", scale_down_timeout=True), "learner", Bounds(events=2)),
+        ("cooperative", "round-robin", Bounds(instances=4, initial=3, partitions=3, events=1)),
+    ],
+)
+def test_packed_queue_explores_what_the_object_queue_explores(por, proto, assignor, bounds):
+    """States queued as packed records (model/frontier.py) give the very graph states queued as
+    objects give: same indices, parents, edges, actions, fingerprints, stop reason."""
+
+    def model():
+        a = RoundRobin() if assignor == "round-robin" else builtin(assignor).make()
+        return GroupModel(protocol=protocol(proto) if isinstance(proto, str) else proto, bounds=bounds, assignor=a, assignor_name=assignor)
+
+    from rebalproof.model.explorer import Limits
+
+    for limits in (Limits(), Limits(max_states=700), Limits(max_depth=6)):
+        packed, plain = explore(model(), por=por, limits=limits), explore(_Unpacked(model()), por=por, limits=limits)
+        for name in GRAPH:
+            assert list(getattr(packed, name)) == list(getattr(plain, name)), name
+        assert (packed.complete, packed.bound, packed.unexpanded) == (plain.complete, plain.bound, plain.unexpanded)
+        assert packed.states > 100
+
+
+def test_packed_records_unpack_to_equal_states_sharing_their_parts():
+    from rebalproof.model.frontier import PackedFrontier
+
+    model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(events=2), assignor=builtin("ha").make(), assignor_name="ha")
+    exp = explore(model)
+    queue = PackedFrontier(model.packer())
+    states = [exp.state_at(i) for i in range(0, exp.states, 7)]
+    for i, s in enumerate(states):
+        queue.push(i, s)
+    assert len(queue) == len(states) and queue.peek() == 0
+    back = [queue.pop() for _ in states]
+    assert back == list(enumerate(states)) and len(queue) == 0
+    by_value = {}
+    for _, s in back:
+        for m in s.members:
+            assert by_value.setdefault(m, m) is m  # one object per distinct member
+
+
+class _ManyActions:
+    """A toy model with 600 states in a line, each step a distinct action (``step i``): action
+    ids outgrow one byte, and the explorer widens its arrays."""
+
+    task_ids = ()
+
+    def init_states(self):
+        return (0,)
+
+    def expand(self, state):
+        return [(("step", state), state + 1)] if state < 600 else []
+
+    def next_state(self, state, action):
+        return state + 1 if action == ("step", state) else None
+
+
+def test_action_ids_past_one_byte_widen_the_edge_array():
+    from rebalproof.model import group_fingerprint
+
+    class Ints(group_fingerprint.Fingerprinter):
+        def __call__(self, state):
+            return state
+
+    import rebalproof.model.explorer as explorer
+
+    original = explorer.Fingerprinter
+    explorer.Fingerprinter = Ints
+    try:
+        exp = explore(_ManyActions())
+    finally:
+        explorer.Fingerprinter = original
+    assert exp.states == 601 and len(exp.actions) == 600 and exp.edge_act.typecode == "H"
+    assert list(exp.edge_act) == list(range(600)) and list(exp.edge_src) == list(range(600))
+    assert [exp.actions[exp.via[i]] for i in range(1, 601)] == [("step", i) for i in range(600)]
+
+
+def test_equal_answers_to_different_views_are_kept_once():
+    model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(instances=4, initial=3, partitions=3, events=1),
+                       assignor=RoundRobin(), assignor_name="round-robin")
+    explore(model)
+    memo = model._chooser._memo
+    kept = {id(a) for a in memo.values()}
+    assert len(memo) > 2 * len(kept)  # round-robin answers many views alike
+    assert len(kept) == len(set(memo.values()))
