@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from rebalproof.model.names import subtopology_of
-from rebalproof.solver.linear import Linear, integer_solution, relaxation
+from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
@@ -83,10 +83,12 @@ class ChoiceModel:
 
     ``spread_at_most`` None: minimise the spread; else keep it at most that and minimise
     ``W*moves + cold actives`` (the min-cost flow's cost). ``slack``: how far above its least a
-    subtopology's width may go (from a layout already found).
+    subtopology's width may go (from a layout already found). ``bounds``: ``(lower, upper)`` of
+    the spread model's variables (same ``slack``) that every layout of spread at most
+    ``spread_at_most`` keeps (:func:`rebalproof.solver.linear.fixed_bounds`).
     """
 
-    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None):
+    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None, bounds=None):
         self.prob = prob
         caps = prob.caps
         self.denominator = d = math.lcm(*sorted(set(caps.values())))
@@ -100,6 +102,10 @@ class ChoiceModel:
             m.row({self.x[(key, h)]: 1 for h in cls.hosts}, lo=q, hi=q)
             if any(h in caps for h in cls.hosts):
                 totals[cls.sub] = totals.get(cls.sub, 0) + q
+        held: dict = {}  # (group, member) -> the count variables of that member in that group
+        for (key, h), j in self.x.items():
+            for g in ("(all)", prob.classes[key].sub):
+                held.setdefault((g, h), []).append(j)
         self.groups = {"(all)": (inst.top, inst.least, inst.least)} | {s: (g.top, g.least, g.least + slack) for s, g in subs.items()}
         totals["(all)"] = sum(totals.values())
         self.options: dict = {}
@@ -121,10 +127,14 @@ class ChoiceModel:
                 for member, cap in caps.items():
                     if cap != c:
                         continue
-                    count = {self.x[(key, member)]: 1 for key, cls in prob.classes.items() if member in cls.hosts and (g == "(all)" or cls.sub == g)}
+                    count = dict.fromkeys(held.get((g, member), ()), 1)
                     m.row(count | {h: -1}, hi=0)
                     m.row(count | {lo: -1}, lo=0)
         width = {z: k for s in prob.subs for z, (_, k) in zip(self.z[s], self.options[s])}
+        if bounds is not None:
+            lower, upper = bounds
+            for j in range(len(m.lower)):
+                m.lower[j], m.upper[j] = max(m.lower[j], lower[j]), min(m.upper[j], upper[j])
         self.kept: dict = {}
         if spread_at_most is None:
             m.minimise(width)
@@ -132,13 +142,20 @@ class ChoiceModel:
         m.row(width, hi=spread_at_most)
         w = prob.weight
         cost: dict = {}
+        kept_by: dict = {}  # (subtopology, owner) -> its kept variables and how many each may keep
         for key, cls in prob.classes.items():
             for h in cls.hosts:
                 cost[self.x[(key, h)]] = (w if cls.owned else 0) + (1 if h in cls.cold else 0)
             for o, n in cls.owners.items():
                 k = self.kept[(key, o)] = m.var(0, n)
                 m.row({k: 1, self.x[(key, o)]: -1}, hi=0)
+                kept_by.setdefault((cls.sub, o), []).append((k, n))
                 cost[k] = -w
+        for (sub, o), kept in sorted(kept_by.items()):  # kept on an owner: at most its own box's upper bound there, option by option
+            owned = sum(n for _, n in kept)
+            hi_o = [p * caps[o] // d for p, _ in self.options[sub]] if o in caps else None
+            if hi_o is not None and owned < max(hi_o):
+                m.row({k: 1 for k, _ in kept} | {z: -min(v, owned) for z, v in zip(self.z[sub], hi_o)}, hi=0)
         m.minimise(cost)
 
     def point(self, host: dict) -> list[int]:
@@ -198,14 +215,17 @@ def _left(deadline) -> float | None:
     return None if deadline.end is None else deadline.end - time.monotonic()
 
 
-def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxes_of) -> ChoiceSearch:
+def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxes_of, soft=None) -> ChoiceSearch:
     """Least spread, then least ``W*moves + cold``, over the box-choice model (see the module doc).
 
     ``upper``: the spread of a layout of least imbalance already found. ``stage3(inst_box,
     sub_boxes)`` is the min-cost flow within boxes (or None); ``boxes_of(host)`` the own boxes of
-    a layout (``(inst_box, sub_boxes)``). Each stage first rounds the LP's point (per group the
-    option it weighs most) and judges those boxes by one flow; SCIP is asked only when that
-    layout does not meet the LP's bound. ``spread`` stays None until it is proven.
+    a layout (``(inst_box, sub_boxes)``), ``soft(inst_box, sub_boxes)`` a layout near boxes no
+    flow fits (or None). Each stage first rounds the LP's point (per group the option it weighs
+    most) and judges those boxes by one flow (else takes the soft layout near them); SCIP is
+    asked only when that layout does not meet the LP's bound. The cost model is narrowed by the
+    spread LP's reduced costs to what layouts of the optimal spread can take
+    (:func:`rebalproof.solver.linear.fixed_bounds`). ``spread`` stays None until it is proven.
     """
     floor = sum(g.least for g in subs.values())
     out = ChoiceSearch(spread=None, spread_lower=floor)
@@ -231,12 +251,18 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if lp.integer_bound > out.spread_lower:
         out.spread_lower, out.spread_method, out.spread_proof = lp.integer_bound, "lp-dual", _lp_words(model, lp, "spread", upper)
     best, width = None, None
-    rounded = timed("flow in the LP's boxes", lambda: stage3(*model.rounded(lp.point)))
+    boxes = model.rounded(lp.point)
+    rounded = timed("flow in the LP's boxes", lambda: stage3(*boxes))
+    if rounded is None and soft is not None and not deadline.passed:  # the boxes made soft: a layout near them
+        near = timed("soft flow near the LP's boxes", lambda: soft(*boxes))
+        rounded = None if near is None else stage3(*boxes_of(near))
     if rounded is not None:
         best, width = rounded, spread_of(rounded[0])
+    spread_lp = lp
     if width is None or width > out.spread_lower:
-        hint = model.point(best[0]) if best is not None else None
-        status, x, bound = timed("SCIP on the spread", lambda: integer_solution(model.model, seconds=scip_seconds(), hint=hint))
+        # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
+        # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
+        status, x, bound = timed("SCIP on the spread", lambda: integer_solution(model.model, seconds=scip_seconds()))
         if x is not None:
             found = stage3(*boxes_of(model.layout(x)))
             if found is None:
@@ -252,7 +278,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         return out
     out.spread = width
 
-    costed = ChoiceModel(prob, inst, subs, slack=width - floor, spread_at_most=width)
+    costed = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
     lp = timed("LP of moves and restore", lambda: relaxation(costed.model, seconds=_left(deadline)))
     if lp is None:
         return out

@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Linear", "Relaxation", "dual_bound", "relaxation", "integer_solution"]
+__all__ = ["Linear", "Relaxation", "dual_bound", "fixed_bounds", "relaxation", "integer_solution"]
 
 
 class Linear:
@@ -96,6 +96,36 @@ def dual_bound(model: Linear, multipliers) -> Fraction:
     for j, r in reduced.items():
         total += min(r * model.lower[j], r * model.upper[j])
     return total
+
+
+def fixed_bounds(model: Linear, multipliers, limit: int) -> tuple[list[int], list[int]]:
+    """Variable bounds every point of objective at most ``limit`` keeps, by the multipliers' reduced costs (exact arithmetic).
+
+    Each variable's share of the objective above the bound, ``r_j x_j - min(r_j l_j, r_j u_j)``,
+    is at least 0 and they add up to at most ``limit - bound``; so a variable with ``r_j > 0``
+    stays within ``l_j + (limit - bound) / r_j`` and one with ``r_j < 0`` above
+    ``u_j - (limit - bound) / -r_j`` (rounded inwards for integer variables). Returns
+    ``(lower, upper)``, the model's own where nothing is gained.
+    """
+    reduced = {j: Fraction(c) for j, c in model.objective.items()}
+    for (terms, lo, hi), y in zip(model.rows, multipliers):
+        y = Fraction(y)
+        if y == 0 or (y > 0 and lo is None) or (y < 0 and hi is None):
+            continue
+        for j, a in terms.items():
+            reduced[j] = reduced.get(j, 0) - y * a
+    gap = limit - dual_bound(model, multipliers)
+    lower, upper = list(model.lower), list(model.upper)
+    if gap < 0:
+        return lower, upper  # no point is that cheap: the caller learns it from the bound itself
+    for j, r in reduced.items():
+        if r > 0:
+            room = gap / r
+            upper[j] = min(upper[j], lower[j] + (math.floor(room) if model.integer[j] else math.ceil(room)))
+        elif r < 0:
+            room = gap / -r
+            lower[j] = max(lower[j], upper[j] - (math.floor(room) if model.integer[j] else math.ceil(room)))
+    return lower, upper
 
 
 @dataclass(frozen=True)

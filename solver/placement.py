@@ -622,7 +622,8 @@ def _search_choices(prob: _Problem, inst: GroupBalance, subs: dict, deadline: De
         box = {g: {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in prob.caps.items()} for g, (p, k) in own.items()}
         return box["(all)"], {s: box[s] for s in prob.subs}
 
-    return search_choices(prob, inst, subs, upper=upper, deadline=deadline, stage3=lambda i, s: _flow_stage3(prob, i, s), boxes_of=boxes_of)
+    return search_choices(prob, inst, subs, upper=upper, deadline=deadline, stage3=lambda i, s: _flow_stage3(prob, i, s), boxes_of=boxes_of,
+                          soft=lambda i, s: _soft_layout(prob, i, s))
 
 
 def _own_box(prob: _Problem, incumbent, denominator: int):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from rebalproof.solver import placement
 from rebalproof.solver.choice import ChoiceModel, options, own_options
-from rebalproof.solver.linear import Linear, dual_bound, relaxation
+from rebalproof.solver.linear import Linear, dual_bound, fixed_bounds, relaxation
 from rebalproof.solver.objectives import evaluate, imbalance
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import place_standbys
@@ -60,6 +60,16 @@ def test_the_lp_multipliers_prove_the_relaxation(m):
         return
     assert lp.bound <= best and lp.integer_bound <= best
     assert lp.bound >= Fraction(lp.value) - Fraction(1, 1000)
+
+
+@settings(max_examples=60)
+@given(small_models(), st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=7), min_size=3, max_size=3), st.integers(-4, 8))
+def test_reduced_cost_fixing_keeps_every_cheap_enough_point(m, ys, limit):
+    """Whatever the multipliers, every integer point of objective at most ``limit`` keeps the narrowed bounds."""
+    lower, upper = fixed_bounds(m, ys[: len(m.rows)], limit)
+    for x in itertools.product(*(range(lo, hi + 1) for lo, hi in zip(m.lower, m.upper))):
+        if m.keeps(x) and m.value(x) <= limit:
+            assert all(lo <= v <= hi for v, lo, hi in zip(x, lower, upper)), (x, lower, upper)
 
 
 def test_a_wrong_certificate_is_rejected():
