@@ -54,8 +54,32 @@ def pytest_terminal_summary(terminalreporter):
 # Spark. Tests that share fixed paths outside tmp_path run in one process too. Without -n nothing
 # changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
-_OWN_GROUP = {"test_examples.py": "examples"}
+# test_readme.py's module fixture runs every README command (make verify's suite, a Spark resume
+# among them): in one process, it runs once; spread over two, each ran all of it.
+_OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "readme"}
 _ALONE = {"test_equal_at_100k_states_with_the_default_hybrid": "spark-100k"}  # the heaviest test: in its own group
+#: The longest units of work, longest first (seconds of one process, measured on a quiet machine):
+#: they are handed out first, so that both processes end together instead of one waiting while
+#: the other runs a long test that happened to come late in the collection (longest-first
+#: scheduling). A unit is an xdist group or one test, named by its group or a prefix of its id;
+#: the rest keep collection order, after these.
+_LONGEST_FIRST = (
+    "spark-test_pipeline_groupbfs",  # ~90 s
+    "spark-100k",  # ~40 s
+    "spark-test_pipeline_bfs",  # ~40 s
+    "readme",  # ~30 s
+    "tests/test_manifest.py::test_manifest_row",  # ~80 s in ~60 tests
+    "tests/test_fuzz_readers.py",  # ~35 s
+    "tests/test_group_capacities.py",  # ~30 s
+    "spark-test_check_engine_spark",  # ~10 s
+    "tests/test_stable_exact.py",  # ~18 s
+    "tests/test_solver_engines.py",
+    "tests/test_strategies_builtins.py",
+    "tests/test_labels.py",
+    "tests/test_properties_assignment.py",
+    "tests/test_assignor_ha.py",
+    "examples",
+)
 
 
 def _group(path: Path) -> str | None:
@@ -76,3 +100,20 @@ def pytest_collection_modifyitems(config, items):
         group = _ALONE.get(getattr(item, "originalname", item.name)) or groups[path]
         if group and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_rank)  # stable: within a rank, collection order
+
+
+def _rank(item) -> int:
+    marker = item.get_closest_marker("xdist_group")
+    unit = marker.args[0] if marker and marker.args else marker.kwargs.get("name") if marker else None
+    for rank, name in enumerate(_LONGEST_FIRST):
+        if unit == name or (unit is None and item.nodeid.startswith(name)):
+            return rank
+    return len(_LONGEST_FIRST)
+
+
+def pytest_configure(config):
+    """Under --dist loadgroup, units go out in the order :data:`_LONGEST_FIRST` gives them, not
+    xdist's default (most tests first, which puts a long test alone late: one process idles)."""
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
