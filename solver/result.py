@@ -16,9 +16,14 @@ from dataclasses import dataclass, field, replace
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import encode_assignment
 
-__all__ = ["OPTIMAL", "INCONCLUSIVE", "INFEASIBLE", "Bound", "Optimum"]
+__all__ = ["OPTIMAL", "INCONCLUSIVE", "INFEASIBLE", "WORD_OF_A_SOLVER", "Bound", "Optimum"]
 
 OPTIMAL, INCONCLUSIVE, INFEASIBLE = "optimal", "inconclusive", "infeasible"
+
+WORD_OF_A_SOLVER = frozenset({"z3-unsat", "benders", "scip"})
+"""Methods whose bound rests on an outside solver's word (Z3's unsat, a CP-SAT or Z3 master's
+bound, SCIP's finished branch and bound); every other method's bound is re-checked by
+rebalproof's own arithmetic (flow cuts, potentials, LP multipliers, enumeration)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,9 @@ class Bound:
     earlier_proven : bool
         Whether every objective before this one is proven (set by :class:`Optimum`).
 
+    ``checked`` says whether rebalproof re-checked ``lower`` by its own arithmetic (False for
+    ``z3-unsat``, ``benders`` and ``scip``: a solver's word).
+
     ``proven`` is a claim about the lexicographic optimum: every earlier objective is proven,
     the bound is unconditional and it meets the value. A value meeting a bound under an
     unproven layer above is not a proof (the optimum of that layer may cost more here).
@@ -68,11 +76,16 @@ class Bound:
         return not self.given
 
     @property
+    def checked(self) -> bool:
+        """Whether rebalproof re-checked the bound itself (:data:`WORD_OF_A_SOLVER` says which methods it did not)."""
+        return self.method not in WORD_OF_A_SOLVER
+
+    @property
     def proven(self) -> bool:
         return self.earlier_proven and self.unconditional and self.value is not None and self.value == self.lower
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "value": self.value, "lower_bound": self.lower, "proven": self.proven, "method": self.method, "proof": self.proof, "unconditional": self.unconditional}
+        out = {"name": self.name, "value": self.value, "lower_bound": self.lower, "proven": self.proven, "method": self.method, "proof": self.proof, "unconditional": self.unconditional, "checked": self.checked}
         if self.given:
             out["given"] = self.given
         return out

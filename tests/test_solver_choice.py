@@ -135,3 +135,10 @@ def test_the_choice_path_proves_cluster_optima_by_checked_multipliers(seed, leav
     assert result.status == "optimal" and result.engine == "flow+choice"
     spread = result.bound("spread")
     assert spread.proven and spread.method in ("lp-dual", "flow-cut", "arithmetic")
+    assert result.to_json()["objectives"][1]["checked"] is True
+
+
+def test_a_bound_on_a_solvers_word_says_it_is_not_checked():
+    from rebalproof.solver.result import Bound
+
+    assert not Bound("moves", 7, 7, "scip", "").to_json()["checked"] and Bound("moves", 7, 7, "lp-dual", "").to_json()["checked"]
