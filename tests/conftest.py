@@ -78,6 +78,7 @@ _LONGEST_FIRST = (
     "tests/test_labels.py",
     "tests/test_properties_assignment.py",
     "tests/test_assignor_ha.py",
+    "tests/test_mutants.py",
     "examples",
 )
 

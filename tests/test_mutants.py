@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # py:tests.mutants:... and py:examples.ha_assignor:... import from the root
 
 from tests.mutants import MUTANTS  # noqa: E402
+from tests.test_manifest import TIERS  # noqa: E402
 
 CORRECT = ("py:examples.ha_assignor:assign", "ha")
 
@@ -81,6 +82,18 @@ BOUNDS = sorted({tuple(sorted(m.bounds.items())) for m in MUTANTS})
 def test_the_correct_assignors_pass_at_the_same_bounds(spec, bounds):
     result = run(spec, dict(bounds))
     assert result.exploration.complete
+    assert result.exit_code() == 0, [(r.property.name, r.verdict.message) for r in result.violated]
+
+
+@pytest.mark.parametrize("tier", list(TIERS), ids=list(TIERS))
+def test_the_correct_example_passes_at_every_calibration_tier(tier):
+    """#10 "For the references and examples: exit 0 at every tier": the worked example
+    (``examples/ha_assignor.py``) keeps every ``ha`` promise, complete, at the default bounds and
+    at each wider tier the references are calibrated at (tests/manifest.toml)."""
+    result = run(CORRECT[0], TIERS[tier])
+    assert result.exploration.complete
+    if tier == "partitions3":
+        assert result.exploration.states == 21_653  # the README's figure
     assert result.exit_code() == 0, [(r.property.name, r.verdict.message) for r in result.violated]
 
 
