@@ -306,5 +306,5 @@ def _lp_words(model: ChoiceModel, lp, what: str, limit: int) -> str:
     used = sum(1 for y in lp.multipliers if y)
     scope = f"with spread <= {limit}" if what == "cost" else f"of spread <= {limit} (a layout found)"
     return (f"every layout of least imbalance {scope} is a point of the box-choice model ({len(model.options)} groups, {options} (level, width) options, "
-            f"{len(model.model.rows)} rows); {used} row multipliers of its LP relaxation, checked by exact arithmetic, prove its {what} >= {lp.bound} "
-            f"(rounded up: {lp.integer_bound})")
+            f"{len(model.model.rows)} rows); {used} row multipliers of its LP relaxation, rounded to fractions and checked by exact arithmetic, "
+            f"prove its {what} >= {math.floor(lp.bound * 1000) / 1000:g} (a whole number at every layout, so >= {lp.integer_bound})")
