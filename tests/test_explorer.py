@@ -144,7 +144,7 @@ def test_sampled_equivariance_refutes_an_id_tie_breaker():
 
 @pytest.mark.parametrize(
     "module",
-    ["rebalproof.model.explorer", "rebalproof.model.frontier", "rebalproof.model.group_fingerprint", "rebalproof.model.group_symmetry", "rebalproof.model.toy_assignors"],
+    ["rebalproof.model.explorer", "rebalproof.model.frontier", "rebalproof.model.assignors.order_memo", "rebalproof.model.group_fingerprint", "rebalproof.model.group_symmetry", "rebalproof.model.toy_assignors"],
 )
 def test_docstring_examples_run(module):
     import doctest

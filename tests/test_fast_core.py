@@ -249,3 +249,44 @@ def test_equal_answers_to_different_views_are_kept_once():
     kept = {id(a) for a in memo.values()}
     assert len(memo) > 2 * len(kept)  # round-robin answers many views alike
     assert len(kept) == len(set(memo.values()))
+
+
+@pytest.mark.parametrize(
+    "proto, bounds",
+    [
+        ("cooperative", Bounds(events=2)),
+        ("cooperative", Bounds(instances=4, initial=3, partitions=2, events=2, capacities=(2, 1, 1, 2))),
+        ("cooperative", Bounds(instances=4, initial=2, subtopologies=1, partitions=3, stateless=1, max_warmups=1, events=2)),
+        ("eager", Bounds(instances=3, initial=2, standbys=0, events=2, start="cold")),
+    ],
+)
+def test_ha_answers_memoised_by_shape_are_its_answers_on_every_view(proto, bounds):
+    """The premise of :class:`~rebalproof.model.assignors.order_memo.OrderMemo` for ``ha``: on
+    every view an exploration asks, the answer memoised by shape (renamed back) is the answer
+    ``ha`` gives on the view itself; and views of one shape were asked (the memo is used)."""
+    from rebalproof.model.assignors import ha
+    from rebalproof.model.assignors.order_memo import OrderMemo
+
+    model = GroupModel(protocol=protocol(proto), bounds=bounds, assignor=ha.make(), assignor_name="ha")
+    explore(model)
+    views = model.views_asked()
+    memo = OrderMemo(ha.assign)
+    for view in views:
+        assert memo(view) == ha.assign(view), view
+    assert memo.hits > 0 and memo.misses < len(views)
+
+
+def test_order_memo_asks_about_the_view_itself_when_string_and_natural_order_disagree():
+    from rebalproof.model.assignment import Assignment
+    from rebalproof.model.assignors.order_memo import OrderMemo
+    from rebalproof.model.view import Member, RebalanceInput, Task
+
+    asked = []
+
+    def last_gets_all(view):
+        asked.append(view.member_ids)
+        return Assignment.build({sorted(view.member_ids)[-1]: {"active": ["0_0"]}})  # plain string order: an order blind to natural order
+
+    memo = OrderMemo(last_gets_all)
+    view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I2"), Member(id="I10")))
+    assert memo(view).of("I2").active == ("0_0",) and asked == [("I2", "I10")]

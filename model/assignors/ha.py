@@ -58,6 +58,7 @@ from rebalproof.model.assignors import Assignor, AssignorInfo, register
 from rebalproof.model.assignors.ha_round import pack_stateless, place_actives, place_standbys, place_warmups
 from rebalproof.model.assignors.ha_settle import current_if_settled, is_settled, layout
 from rebalproof.model.assignors.ha_target import Target, plan_target
+from rebalproof.model.assignors.order_memo import OrderMemo
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 
@@ -111,8 +112,11 @@ def restoring_towards_target(
 
 
 def make() -> Assignor:
-    """The ``ha`` assignor; it takes no options."""
-    return assign
+    """The ``ha`` assignor; it takes no options. Its answers are memoised by shape
+    (:class:`~rebalproof.model.assignors.order_memo.OrderMemo`): ``ha`` compares member ids and
+    does nothing else with them, so a view renamed keeping the ids' order gets the answer
+    renamed alike."""
+    return OrderMemo(assign)
 
 
 INFO = register(
