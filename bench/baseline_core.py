@@ -4,7 +4,9 @@ Run as ``python bench/baseline_core.py <rebalproof arguments>``: it swaps the pr
 paths back in -- the ``ha`` assignor's flows on networkx network simplex and its quota boxes in
 :class:`~fractions.Fraction`, the liveness graph (strong components, longest decisive paths)
 rebuilt as networkx graphs, fingerprints joined as strings on every call, the visited set as one
-dict of fingerprint to index, every distinct view judged (not each shape once) -- and runs the command.
+dict of fingerprint to index, every distinct view judged (not each shape once), the BFS queue
+holding states as objects (not packed records), ``ha`` asked about every distinct view (not
+once per shape) -- and runs the command.
 Everything else is the current code, so the ratio bench/explore.py prints is what those paths
 cost. Not part of the package: the code below is the code those paths had.
 """
@@ -20,7 +22,8 @@ import networkx as nx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rebalproof.model.assignors import ha_round, ha_target  # noqa: E402
+from rebalproof.model.assignors import ha, ha_round, ha_target  # noqa: E402
+from rebalproof.model.group_model import GroupModel  # noqa: E402
 from rebalproof.model.assignors.ha_flow import transport_networkx  # noqa: E402
 from rebalproof.model.group_fingerprint import Fingerprinter, fingerprint, fingerprint_symmetric  # noqa: E402
 from rebalproof.model.names import sorted_ids  # noqa: E402
@@ -177,6 +180,8 @@ def install() -> None:
     run.RebalanceJudge = _judge_every_view
     explorer.Visited = _DictVisited
     Fingerprinter.__call__ = _plain_call
+    delattr(GroupModel, "packer")  # the BFS queue holds states as objects (compact-ed), not packed records
+    object.__setattr__(ha.INFO, "make", lambda: ha.assign)  # ha asked about every view, not once per shape
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ measured in the same run, on this machine, and printed with ratios:
    with partial-order reduction) as a whole command -- wall time and peak RSS of the process
    (``os.wait4``), against the same command on the previous core in the same run
    (``bench/baseline_core.py``: networkx flows and liveness graphs, Fraction quota boxes,
-   fingerprints joined on every call, a dict as the visited set, every distinct view judged),
+   fingerprints joined on every call, a dict as the visited set, every distinct view judged, the
+   BFS queue of state objects, ``ha`` asked about every distinct view),
    with equal verdicts checked; and the explorer alone with a memoised trivial assignor (round-robin,
    4 instances, 2x3 tasks, 2 events, first 200,000 states; and 5 instances, first 1,000,000
    states, for the memory of a million-state run), current and previous core: distinct states

@@ -148,8 +148,11 @@ def test_doctests(module):
 
 
 def test_registered_as_the_kip441_assignor():
+    from rebalproof.model.assignors.order_memo import OrderMemo
+
     info = builtin("ha")
-    assert info.make() is assign
+    made = info.make()  # ha, its answers memoised by shape (model/assignors/order_memo.py)
+    assert isinstance(made, OrderMemo) and made.assign is assign
     assert (info.rules, info.equivariant, info.seed) == ("ha", False, "002 Proposed Assignment/Rebalance Algorithm")
 
 
