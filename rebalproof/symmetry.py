@@ -62,8 +62,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
-import networkx as nx
-from networkx.algorithms.isomorphism import GraphMatcher
+import typing
+
+if typing.TYPE_CHECKING:  # networkx (12 MiB) is imported where a graph is matched, not by every command
+    import networkx as nx
 
 from rebalproof.errors import InputError
 from rebalproof.model.assignment import ROLES, Assignment, MemberAssignment
@@ -323,6 +325,8 @@ def sample_renamings(view: RebalanceInput, *, samples: int, seed: int, classes: 
 
 def _pair_graph(view: RebalanceInput, answer: Assignment) -> nx.Graph:
     """The (input, answer) pair as a labelled graph whose isomorphisms are exactly renamings."""
+    import networkx as nx
+
     graph = nx.Graph()
     ghosts = len(set(view.previous_members or ()) - set(view.member_ids))
     config = (view.config.num_standby_replicas, view.config.acceptable_recovery_lag, view.config.max_warmup_replicas)
@@ -362,6 +366,8 @@ def same_up_to_automorphism(view: RebalanceInput, a: Assignment, b: Assignment) 
     if a.same_layout(b) and a.probing_rebalance == b.probing_rebalance:
         return True
     g1, g2 = _pair_graph(view, a), _pair_graph(view, b)
+    from networkx.algorithms.isomorphism import GraphMatcher
+
     match = GraphMatcher(g1, g2, node_match=_same_label, edge_match=_same_label)
     return match.is_isomorphic()
 

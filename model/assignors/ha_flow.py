@@ -38,7 +38,6 @@ import functools
 from collections import defaultdict
 from typing import Hashable, Mapping, Sequence
 
-import networkx as nx
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
@@ -192,6 +191,8 @@ def transport_networkx(
     :func:`lexicographic_costs` it is also the unique optimum. :func:`transport` solves the
     same network in C++; this one is its fallback and its oracle in the tests.
     """
+    import networkx as nx  # only here (12 MiB): the C++ solver answers unless it cannot
+
     graph = nx.DiGraph()
     demand: dict[Hashable, int] = defaultdict(int)
     total = 0
