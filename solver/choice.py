@@ -38,6 +38,7 @@ from fractions import Fraction
 from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
+from rebalproof.solver.option_bound import option_bound
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -110,6 +111,7 @@ class ChoiceModel:
         totals["(all)"] = sum(totals.values())
         self.options: dict = {}
         self.z: dict = {}
+        self.member_rows: dict = {}  # (group, member) -> (row of count <= H, row of count >= L)
         capset = sorted(set(caps.values()))
         for g, (top, least, widest) in self.groups.items():
             opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest)
@@ -128,8 +130,7 @@ class ChoiceModel:
                     if cap != c:
                         continue
                     count = dict.fromkeys(held.get((g, member), ()), 1)
-                    m.row(count | {h: -1}, hi=0)
-                    m.row(count | {lo: -1}, lo=0)
+                    self.member_rows[(g, member)] = (m.row(count | {h: -1}, hi=0), m.row(count | {lo: -1}, lo=0))
         width = {z: k for s in prob.subs for z, (_, k) in zip(self.z[s], self.options[s])}
         if bounds is not None:
             lower, upper = bounds
@@ -283,6 +284,10 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if lp is None:
         return out
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
+    if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
+        mixed = timed("LPs of each subtopology's options", lambda: option_bound(costed, width, multipliers=lp.multipliers, deadline_end=deadline.end))
+        if mixed is not None and mixed.integer_bound > out.cost_lower:
+            out.cost_lower, out.cost_method, out.cost_proof = mixed.integer_bound, "option-lp", _option_words(mixed, width, lp.integer_bound)
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
         if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
@@ -308,3 +313,15 @@ def _lp_words(model: ChoiceModel, lp, what: str, limit: int) -> str:
     return (f"every layout of least imbalance {scope} is a point of the box-choice model ({len(model.options)} groups, {options} (level, width) options, "
             f"{len(model.model.rows)} rows); {used} row multipliers of its LP relaxation, rounded to fractions and checked by exact arithmetic, "
             f"prove its {what} >= {math.floor(lp.bound * 1000) / 1000:g} (a whole number at every layout, so >= {lp.integer_bound})")
+
+
+def _option_words(mixed, width: int, whole_lp: int) -> str:
+    options = sum(len(c) for c in mixed.per_width.values())
+    return (f"every layout of least imbalance with spread <= {width} picks one (level, width) option per group; the instance's count rows are "
+            f"moved into the cost with fixed prices (the whole model's LP multipliers, rounded: any prices give a true bound), and per "
+            f"instance option, subtopology and option the LP of the subtopology's own classes within that option's box "
+            f"({mixed.solved} LPs, multipliers rounded to fractions and checked by exact arithmetic"
+            f"{f'; {mixed.unsolved} bounded by the variables alone' if mixed.unsolved else ''}) bounds its cost, and the least sum over "
+            f"{len(mixed.per_width)} subtopologies' {options} widths adding up to <= {width} (dynamic programming, exact) is "
+            f"{math.floor(mixed.bound * 1000) / 1000:g}, so the cost is >= {mixed.integer_bound} (the whole model's LP proves {whole_lp})")
+

@@ -203,6 +203,6 @@ def _load(solver, model: Linear, *, integer: bool):
         rows.append(row)
     objective = solver.Objective()
     for j, c in model.objective.items():
-        objective.SetCoefficient(xs[j], c)
+        objective.SetCoefficient(xs[j], float(c))  # Fractions from priced objectives (option_bound); bounds are rechecked exactly
     objective.SetMinimization()
     return xs, rows

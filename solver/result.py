@@ -2,7 +2,7 @@
 
 An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the answer and the
 proven lower bound, with the proof of that bound said in words (``method`` names the kind:
-``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``lp-dual``, ``scip``, ``exhaustive``,
+``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``lp-dual``, ``option-lp``, ``scip``, ``exhaustive``,
 ``arithmetic``, ``fixpoint``). An objective is
 proven optimal when every objective before it is proven and its unconditional lower bound
 meets its value. Nothing here is ever a silent guess:
@@ -43,6 +43,9 @@ class Bound:
         How ``lower`` is proven: ``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders`` (a Z3
         master over checked flow cuts, :mod:`rebalproof.solver.benders`), ``lp-dual`` (LP multipliers
         over the box-choice model, checked by exact arithmetic, :mod:`rebalproof.solver.choice`),
+        ``option-lp`` (per subtopology and option, checked LP multipliers of its own classes, the
+        best mix of options within the spread by exact dynamic programming,
+        :mod:`rebalproof.solver.option_bound`),
         ``scip`` (SCIP's branch and bound over that model: the solver's word), ``exhaustive`` (every
         layout scored), ``arithmetic`` (a count every assignment has), ``fixpoint`` (the rules
         allow one answer) or ``none``.

@@ -1,0 +1,208 @@
+"""A tighter bound on moves and restore at a given spread: each subtopology's least cost per option, then the best mix.
+
+The cost stage's LP (:class:`rebalproof.solver.choice.ChoiceModel` with ``spread_at_most``)
+lets a subtopology take a fraction of several (level, width) options, so it spreads the spread
+budget over many subtopologies and bounds the moves well below the optimum. Here each option is
+taken whole:
+
+- the cost ``W*moves + cold actives`` is a sum over subtopologies (every count and kept
+  variable of the model belongs to one class, of one subtopology), and a layout of spread at
+  most ``U`` picks one option ``(p, K)`` per subtopology with the ``K`` adding up to at most ``U``;
+- the instance's rows (each staying member's count of all tasks within the instance option's box
+  ``[lo_m, hi_m]``) are the only rows joining subtopologies besides the spread's; they are moved
+  into the cost with prices ``nu_m >= 0`` (for ``count_m >= lo_m``) and ``mu_m <= 0`` (for
+  ``count_m <= hi_m``): ``cost >= cost - a.count + sum_m (nu_m lo_m + mu_m hi_m)`` with
+  ``a = nu + mu``, at every layout, whatever the prices (a Lagrangian bound). The prices are the
+  whole model's LP multipliers on those rows, rounded to fractions, so the bound is at least
+  about that LP's and usually higher;
+- the priced cost is a sum over subtopologies, so for each subtopology ``s`` and option ``o`` the
+  least priced cost of ``s``'s own classes with every member's count within ``o``'s box,
+  ``c(s, o)``, bounds what that subtopology adds in any layout choosing ``o`` (the other
+  subtopologies are left out: fewer rows, a lower least); ``c(s, o)`` is bounded below by its LP
+  relaxation's multipliers, checked by exact arithmetic
+  (:func:`rebalproof.solver.linear.dual_bound`); where the LP solver gives no answer, the
+  variables' own bounds do;
+- the least of ``sum_s c(s, o_s)`` over the choices with ``sum_s K(o_s) <= U`` is a
+  multiple-choice knapsack over small whole widths, solved exactly by dynamic programming over
+  the width above the subtopologies' leasts.
+
+The constant ``sum_m (nu_m lo_m + mu_m hi_m)`` is taken at its least over the instance's
+options. Options the spread LP's reduced costs rule out (upper bound 0 in the cost model) are skipped,
+and the count and kept variables keep the cost model's narrowed bounds: every layout of spread at
+most ``U`` keeps them (:func:`rebalproof.solver.linear.fixed_bounds`). The result is a lower
+bound on the cost of every layout of least imbalance and spread at most ``U``; its ceiling too,
+as the cost is whole.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from rebalproof.solver.linear import Linear, dual_bound, relaxation
+
+__all__ = ["OptionBound", "option_bound", "least_mix"]
+
+
+@dataclass(frozen=True)
+class OptionBound:
+    """The bound and how it was reached: per subtopology the least cost per width, and the LPs solved."""
+
+    bound: Fraction
+    priced: bool  # whether the instance's rows were priced (else the prices are 0)
+    per_width: dict  # subtopology -> {K: least bound over the options of width K}
+    per_option: dict  # subtopology -> {option index: its bound} (options with a point)
+    fixed: Fraction  # the bound on the classes of no subtopology group
+    solved: int
+    unsolved: int  # options bounded by the variables' own bounds (the LP solver gave no answer)
+
+    @property
+    def integer_bound(self) -> int:
+        return math.ceil(self.bound)
+
+
+def least_mix(per_width: dict, budget: int) -> Fraction | None:
+    """``min sum_s cost_s(K_s)`` over ``sum_s K_s <= budget`` (``per_width``: subtopology -> {K: cost}); None when no choice fits.
+
+    Exact dynamic programming over the total width (whole numbers, at most ``budget``).
+
+    >>> least_mix({"a": {0: 5, 1: 2}, "b": {0: 4, 1: 1}}, 1)
+    Fraction(6, 1)
+    >>> least_mix({"a": {2: 1}}, 1) is None
+    True
+    """
+    best: dict[int, Fraction] = {0: Fraction(0)}
+    for s in sorted(per_width):
+        nxt: dict[int, Fraction] = {}
+        for used, total in best.items():
+            for k, c in per_width[s].items():
+                if used + k <= budget and (used + k not in nxt or total + c < nxt[used + k]):
+                    nxt[used + k] = total + c
+        if not nxt:
+            return None
+        best = nxt
+    return min(best.values())
+
+
+def _own_bound(model: Linear, *, seconds: float | None) -> tuple[Fraction, bool]:
+    """A checked lower bound on ``model``'s least: its LP's multipliers, else the variables' own bounds."""
+    lp = relaxation(model, seconds=seconds)
+    if lp is not None:
+        return lp.bound, True
+    return dual_bound(model, [0] * len(model.rows)), False
+
+
+def _own_bound(model: Linear, *, seconds: float | None) -> tuple[Fraction, bool]:
+    """A checked lower bound on ``model``'s least: its LP's multipliers, else the variables' own bounds."""
+    lp = relaxation(model, seconds=seconds)
+    if lp is not None:
+        return lp.bound, True
+    return dual_bound(model, [0] * len(model.rows)), False
+
+
+def _sub_model(costed, keys: list, box: dict | None, price: dict) -> Linear | None:
+    """The priced cost of the classes ``keys`` (one subtopology's), every staying member's count within ``box``.
+
+    ``price``: member -> ``a_m``, taken off the cost of each task counted on that member. None
+    when the box cannot hold the classes' tasks by counting alone (no point at all).
+    """
+    big, prob = costed.model, costed.prob
+    m = Linear()
+    at: dict = {}
+    cost: dict = {}
+    w = prob.weight
+    for key in keys:
+        cls = prob.classes[key]
+        for h in cls.hosts:
+            j = costed.x[(key, h)]
+            at[(key, h)] = m.var(big.lower[j], big.upper[j])
+            cost[at[(key, h)]] = (w if cls.owned else 0) + (1 if h in cls.cold else 0) - price.get(h, 0)
+        m.row({at[(key, h)]: 1 for h in cls.hosts}, lo=len(cls.tasks), hi=len(cls.tasks))
+        for o in cls.owners:
+            j = costed.kept[(key, o)]
+            k = m.var(big.lower[j], big.upper[j])
+            m.row({k: 1, at[(key, o)]: -1}, hi=0)
+            cost[k] = -w
+    if box is not None:
+        total = sum(len(prob.classes[key].tasks) for key in keys)
+        room = {}  # per host, the most tasks of ``keys`` it may take (variable bounds, and the box on staying members)
+        for (key, h), j in at.items():
+            room[h] = room.get(h, 0) + m.upper[j]
+        if sum(lo for lo, _ in box.values()) > total or sum(min(r, box[h][1]) if h in box else r for h, r in room.items()) < total:
+            return None  # the box asks for more tasks than there are, or holds fewer: no point (arithmetic)
+        for member, (lo, hi) in box.items():
+            count = {at[(key, member)]: 1 for key in keys if (key, member) in at}
+            if count:
+                m.row(count, lo=lo, hi=hi)
+            elif lo > 0:
+                return None  # the box asks this member for tasks no class of the subtopology may take: no point
+    m.minimise(cost)
+    return m
+
+
+def _rational(y: float) -> Fraction:
+    return Fraction(round(y * (1 << 20)), 1 << 20)
+
+
+def option_bound(costed, spread: int, *, multipliers=None, deadline_end: float | None = None) -> OptionBound | None:
+    """A lower bound on the cost of every layout of least imbalance and spread at most ``spread`` (see the module doc); None past the deadline.
+
+    ``costed``: the :class:`rebalproof.solver.choice.ChoiceModel` built with ``spread_at_most=spread``;
+    ``multipliers``: one per row of its model (its LP's), the instance rows' give the prices (None: no prices).
+    """
+    prob, d = costed.prob, costed.denominator
+    nu: dict = {}
+    mu: dict = {}
+    if multipliers is not None:
+        for (g, member), (hi_row, lo_row) in costed.member_rows.items():
+            if g == "(all)":
+                mu[member] = min(Fraction(0), _rational(multipliers[hi_row]))
+                nu[member] = max(Fraction(0), _rational(multipliers[lo_row]))
+    price = {m: nu.get(m, 0) + mu.get(m, 0) for m in prob.caps}
+    by_sub: dict = {}
+    for key, cls in prob.classes.items():
+        by_sub.setdefault(cls.sub if cls.sub in costed.options else None, []).append(key)
+    solved = unsolved = 0
+
+    def left():
+        return None if deadline_end is None else deadline_end - time.monotonic()
+
+    def box(p, k):
+        return {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in prob.caps.items()}
+
+    constants = [sum(nu.get(m, 0) * lo + mu.get(m, 0) * hi for m, (lo, hi) in box(p, k).items())
+                 for (p, k), z in zip(costed.options["(all)"], costed.z["(all)"]) if costed.model.upper[z] >= 1]
+    if not constants:
+        return None
+    fixed = Fraction(0)
+    if None in by_sub:
+        bound, ok = _own_bound(_sub_model(costed, by_sub[None], None, price), seconds=left())
+        fixed, solved, unsolved = bound, solved + ok, unsolved + (not ok)
+    per_width: dict = {}
+    per_option: dict = {}
+    for s, opts in costed.options.items():
+        if s == "(all)":
+            continue
+        keys = by_sub.get(s, [])
+        costs = per_width[s] = {}
+        own = per_option[s] = {}
+        for i, ((p, k), z) in enumerate(zip(opts, costed.z[s])):
+            if costed.model.upper[z] < 1:
+                continue  # no layout of spread at most ``spread`` takes this option (reduced costs)
+            if left() is not None and left() <= 0:
+                return None
+            sub = _sub_model(costed, keys, box(p, k), price)
+            if sub is None:
+                continue
+            bound, ok = _own_bound(sub, seconds=left())
+            solved, unsolved = solved + ok, unsolved + (not ok)
+            own[i] = bound
+            if k not in costs or bound < costs[k]:
+                costs[k] = bound
+    mix = least_mix(per_width, spread)
+    if mix is None:
+        return None
+    return OptionBound(bound=min(constants) + fixed + mix, priced=multipliers is not None, per_width=per_width, per_option=per_option,
+                       fixed=fixed, solved=solved, unsolved=unsolved)

@@ -1,0 +1,67 @@
+"""The per-option bound on moves and restore: each subtopology's options taken whole, mixed by exact dynamic programming; never above a layout."""
+
+import itertools
+import random
+import sys
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from rebalproof.solver.choice import ChoiceModel
+from rebalproof.solver.linear import relaxation
+from rebalproof.solver.objectives import evaluate
+from rebalproof.solver.option_bound import least_mix, option_bound
+from rebalproof.solver.optimize import optimal
+from rebalproof.solver.placement import place_standbys
+from test_solver import analysed
+
+sys.path.insert(0, str(ROOT / "bench"))
+from solver import cluster  # noqa: E402  (the benchmark's cluster families)
+
+
+@settings(max_examples=80)
+@given(st.dictionaries(st.sampled_from("abcd"), st.dictionaries(st.integers(0, 3), st.integers(-5, 9), min_size=1, max_size=3), min_size=1, max_size=4),
+       st.integers(0, 8))
+def test_least_mix_is_the_brute_force_least(per_width, budget):
+    subs = sorted(per_width)
+    sums = [sum(per_width[s][k] for s, k in zip(subs, ks))
+            for ks in itertools.product(*(sorted(per_width[s]) for s in subs)) if sum(ks) <= budget]
+    assert least_mix(per_width, budget) == (min(sums) if sums else None)
+
+
+@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True), (8, True)])
+def test_the_option_bound_never_passes_a_layout(seed, leaving):
+    """Every layout of least imbalance and spread at most U costs at least the bound at U, the optimum included."""
+    view = cluster(6, 20, seed=seed, leaving=leaving)
+    prob, inst, subs = analysed(view)
+    facts = prob.facts
+    best = optimal(view, "ha", timeout=120)
+    assert best.status == "optimal"
+    start = {t: m for m, a in best.assignment.members for t in a.active}
+    floor = sum(g.least for g in subs.values())
+    rng = random.Random(seed)
+    bounds: dict = {}
+    checked = 0
+    for _ in range(300):
+        host = dict(start)
+        for t in rng.sample(view.task_ids, rng.randint(0, 4)):
+            host[t] = rng.choice(facts.active_hosts[t])
+        values = evaluate(view, place_standbys(view, facts, host), facts)
+        if values.imbalance != inst.least or values.spread > floor + 6:
+            continue
+        if values.spread not in bounds:  # no prices, the LP's prices, and any prices: each a true bound
+            costed = ChoiceModel(prob, inst, subs, slack=6, spread_at_most=values.spread)
+            lp = relaxation(costed.model)
+            noise = [Fraction(rng.randint(-3 * prob.weight, 3 * prob.weight), rng.randint(1, 4)) for _ in costed.model.rows]
+            found = [option_bound(costed, values.spread, multipliers=ys) for ys in (None, lp.multipliers, noise)]
+            # priced by the LP's multipliers: about as tight as the LP at least, where every option's LP answered
+            assert found[1].unsolved or found[1].bound >= lp.bound - 1
+            bounds[values.spread] = max(f.bound for f in found)
+        assert bounds[values.spread] <= prob.weight * values.moves + values.restore - prob.const_restore
+        checked += 1
+    assert checked >= 10
+    top = evaluate(view, place_standbys(view, facts, start), facts)
+    assert bounds.get(top.spread) is None or bounds[top.spread] <= prob.weight * top.moves + top.restore - prob.const_restore
