@@ -285,7 +285,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         return out
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
-        mixed = timed("LPs of each subtopology's options", lambda: option_bound(costed, width, multipliers=lp.multipliers, deadline_end=deadline.end))
+        mixed = timed("LPs of each subtopology's options", lambda: option_bound(costed, width, multipliers=lp.multipliers, target=out.best[3].cost, rounds=12, deadline_end=deadline.end))
         if mixed is not None and mixed.integer_bound > out.cost_lower:
             out.cost_lower, out.cost_method, out.cost_proof = mixed.integer_bound, "option-lp", _option_words(mixed, width, lp.integer_bound)
     if out.best[3].cost > out.cost_lower and not deadline.passed:

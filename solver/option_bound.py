@@ -26,7 +26,9 @@ taken whole:
   multiple-choice knapsack over small whole widths, solved exactly by dynamic programming over
   the width above the subtopologies' leasts.
 
-The constant ``sum_m (nu_m lo_m + mu_m hi_m)`` is taken at its least over the instance's
+A few subgradient steps (Polyak's, towards the cost of a layout found) then move the prices;
+every step's bound is a true bound on its own, the best is kept. The constant
+``sum_m (nu_m lo_m + mu_m hi_m)`` is taken at its least over the instance's
 options. Options the spread LP's reduced costs rule out (upper bound 0 in the cost model) are skipped,
 and the count and kept variables keep the cost model's narrowed bounds: every layout of spread at
 most ``U`` keeps them (:func:`rebalproof.solver.linear.fixed_bounds`). The result is a lower
@@ -86,27 +88,20 @@ def least_mix(per_width: dict, budget: int) -> Fraction | None:
     return min(best.values())
 
 
-def _own_bound(model: Linear, *, seconds: float | None) -> tuple[Fraction, bool]:
-    """A checked lower bound on ``model``'s least: its LP's multipliers, else the variables' own bounds."""
+def _own_bound(model: Linear, *, seconds: float | None) -> tuple[Fraction, bool, tuple]:
+    """A checked lower bound on ``model``'s least: its LP's multipliers, else the variables' own bounds; and the LP's point (a hint)."""
     lp = relaxation(model, seconds=seconds)
     if lp is not None:
-        return lp.bound, True
-    return dual_bound(model, [0] * len(model.rows)), False
+        return lp.bound, True, lp.point
+    return dual_bound(model, [0] * len(model.rows)), False, ()
 
 
-def _own_bound(model: Linear, *, seconds: float | None) -> tuple[Fraction, bool]:
-    """A checked lower bound on ``model``'s least: its LP's multipliers, else the variables' own bounds."""
-    lp = relaxation(model, seconds=seconds)
-    if lp is not None:
-        return lp.bound, True
-    return dual_bound(model, [0] * len(model.rows)), False
+def _sub_model(costed, keys: list, box: dict | None, price: dict):
+    """The priced cost of the classes ``keys`` (one subtopology's), every staying member's count within ``box``: ``(Linear, counted)``.
 
-
-def _sub_model(costed, keys: list, box: dict | None, price: dict) -> Linear | None:
-    """The priced cost of the classes ``keys`` (one subtopology's), every staying member's count within ``box``.
-
-    ``price``: member -> ``a_m``, taken off the cost of each task counted on that member. None
-    when the box cannot hold the classes' tasks by counting alone (no point at all).
+    ``price``: member -> ``a_m``, taken off the cost of each task counted on that member;
+    ``counted``: the variable index -> its host. None when the box cannot hold the classes' tasks
+    by counting alone (no point at all).
     """
     big, prob = costed.model, costed.prob
     m = Linear()
@@ -137,51 +132,55 @@ def _sub_model(costed, keys: list, box: dict | None, price: dict) -> Linear | No
             if count:
                 m.row(count, lo=lo, hi=hi)
             elif lo > 0:
-                return None  # the box asks this member for tasks no class of the subtopology may take: no point
+                return None
     m.minimise(cost)
-    return m
+    return m, {j: h for (_, h), j in at.items()}
 
 
 def _rational(y: float) -> Fraction:
     return Fraction(round(y * (1 << 20)), 1 << 20)
 
 
-def option_bound(costed, spread: int, *, multipliers=None, deadline_end: float | None = None) -> OptionBound | None:
-    """A lower bound on the cost of every layout of least imbalance and spread at most ``spread`` (see the module doc); None past the deadline.
+def _least_mix_choice(per_width: dict, budget: int):
+    """:func:`least_mix` and the width each subtopology takes at that least (None when no choice fits)."""
+    best: dict[int, tuple] = {0: (Fraction(0), ())}
+    for s in sorted(per_width):
+        nxt: dict[int, tuple] = {}
+        for used, (total, picks) in best.items():
+            for k, c in per_width[s].items():
+                if used + k <= budget and (used + k not in nxt or total + c < nxt[used + k][0]):
+                    nxt[used + k] = (total + c, picks + ((s, k),))
+        if not nxt:
+            return None
+        best = nxt
+    return min(best.values(), key=lambda tp: tp[0])
 
-    ``costed``: the :class:`rebalproof.solver.choice.ChoiceModel` built with ``spread_at_most=spread``;
-    ``multipliers``: one per row of its model (its LP's), the instance rows' give the prices (None: no prices).
-    """
+
+def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
+    """One Lagrangian bound at prices ``nu``, ``mu`` (see the module doc): ``(OptionBound, counts of the least choice, instance box)`` or None."""
     prob, d = costed.prob, costed.denominator
-    nu: dict = {}
-    mu: dict = {}
-    if multipliers is not None:
-        for (g, member), (hi_row, lo_row) in costed.member_rows.items():
-            if g == "(all)":
-                mu[member] = min(Fraction(0), _rational(multipliers[hi_row]))
-                nu[member] = max(Fraction(0), _rational(multipliers[lo_row]))
     price = {m: nu.get(m, 0) + mu.get(m, 0) for m in prob.caps}
-    by_sub: dict = {}
-    for key, cls in prob.classes.items():
-        by_sub.setdefault(cls.sub if cls.sub in costed.options else None, []).append(key)
     solved = unsolved = 0
-
-    def left():
-        return None if deadline_end is None else deadline_end - time.monotonic()
 
     def box(p, k):
         return {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in prob.caps.items()}
 
-    constants = [sum(nu.get(m, 0) * lo + mu.get(m, 0) * hi for m, (lo, hi) in box(p, k).items())
+    constants = [(sum(nu.get(m, 0) * lo + mu.get(m, 0) * hi for m, (lo, hi) in box(p, k).items()), box(p, k))
                  for (p, k), z in zip(costed.options["(all)"], costed.z["(all)"]) if costed.model.upper[z] >= 1]
     if not constants:
         return None
+    counts: dict = {m: 0.0 for m in prob.caps}
     fixed = Fraction(0)
     if None in by_sub:
-        bound, ok = _own_bound(_sub_model(costed, by_sub[None], None, price), seconds=left())
-        fixed, solved, unsolved = bound, solved + ok, unsolved + (not ok)
+        model, counted = _sub_model(costed, by_sub[None], None, price)
+        fixed, ok, point = _own_bound(model, seconds=left())
+        solved, unsolved = solved + ok, unsolved + (not ok)
+        for j, h in counted.items():
+            if point and h in counts:
+                counts[h] += point[j]
     per_width: dict = {}
     per_option: dict = {}
+    points: dict = {}  # (subtopology, K) -> the per-member counts of the least option of that width
     for s, opts in costed.options.items():
         if s == "(all)":
             continue
@@ -193,16 +192,75 @@ def option_bound(costed, spread: int, *, multipliers=None, deadline_end: float |
                 continue  # no layout of spread at most ``spread`` takes this option (reduced costs)
             if left() is not None and left() <= 0:
                 return None
-            sub = _sub_model(costed, keys, box(p, k), price)
-            if sub is None:
+            built = _sub_model(costed, keys, box(p, k), price)
+            if built is None:
                 continue
-            bound, ok = _own_bound(sub, seconds=left())
+            model, counted = built
+            bound, ok, point = _own_bound(model, seconds=left())
             solved, unsolved = solved + ok, unsolved + (not ok)
             own[i] = bound
             if k not in costs or bound < costs[k]:
                 costs[k] = bound
-    mix = least_mix(per_width, spread)
-    if mix is None:
+                here = {m: 0.0 for m in prob.caps}
+                for j, h in counted.items():
+                    if point and h in here:
+                        here[h] += point[j]
+                points[(s, k)] = here
+    chosen = _least_mix_choice(per_width, spread)
+    if chosen is None:
         return None
-    return OptionBound(bound=min(constants) + fixed + mix, priced=multipliers is not None, per_width=per_width, per_option=per_option,
-                       fixed=fixed, solved=solved, unsolved=unsolved)
+    mix, picks = chosen
+    for pick in picks:
+        for m, v in points.get(pick, {}).items():
+            counts[m] += v
+    constant, inst_box = min(constants, key=lambda cb: cb[0])
+    found = OptionBound(bound=constant + fixed + mix, priced=bool(nu or mu), per_width=per_width, per_option=per_option,
+                        fixed=fixed, solved=solved, unsolved=unsolved)
+    return found, counts, inst_box
+
+
+def option_bound(costed, spread: int, *, multipliers=None, target: int | None = None, rounds: int = 0,
+                 deadline_end: float | None = None) -> OptionBound | None:
+    """A lower bound on the cost of every layout of least imbalance and spread at most ``spread`` (see the module doc); None past the deadline.
+
+    ``costed``: the :class:`rebalproof.solver.choice.ChoiceModel` built with ``spread_at_most=spread``;
+    ``multipliers``: one per row of its model (its LP's), the instance rows' give the first prices
+    (None: no prices). Then up to ``rounds`` subgradient steps towards ``target`` (the cost of a
+    layout found) move the prices; each step's bound is a true bound, the best is returned.
+    """
+    prob = costed.prob
+    nu: dict = {}
+    mu: dict = {}
+    if multipliers is not None:
+        for (g, member), (hi_row, lo_row) in costed.member_rows.items():
+            if g == "(all)":
+                mu[member] = min(Fraction(0), _rational(multipliers[hi_row]))
+                nu[member] = max(Fraction(0), _rational(multipliers[lo_row]))
+    by_sub: dict = {}
+    for key, cls in prob.classes.items():
+        by_sub.setdefault(cls.sub if cls.sub in costed.options else None, []).append(key)
+
+    def left():
+        return None if deadline_end is None else deadline_end - time.monotonic()
+
+    best = None
+    step = 1.0
+    for _ in range(rounds + 1):
+        got = _priced(costed, spread, nu, mu, by_sub, left)
+        if got is None:
+            break
+        found, counts, inst_box = got
+        if best is None or found.bound > best.bound:
+            best = found
+        if target is None or math.ceil(best.bound) >= target:
+            break
+        g_nu = {m: lo - counts[m] for m, (lo, _) in inst_box.items()}
+        g_mu = {m: hi - counts[m] for m, (_, hi) in inst_box.items()}
+        norm = sum(v * v for v in g_nu.values()) + sum(v * v for v in g_mu.values())
+        if norm < 1e-9:
+            break
+        t = step * float(target - found.bound) / norm
+        nu = {m: max(Fraction(0), nu.get(m, 0) + _rational(t * g_nu[m])) for m in prob.caps}
+        mu = {m: min(Fraction(0), mu.get(m, 0) + _rational(t * g_mu[m])) for m in prob.caps}
+        step *= 0.7
+    return best

@@ -57,6 +57,9 @@ def test_the_option_bound_never_passes_a_layout(seed, leaving):
             lp = relaxation(costed.model)
             noise = [Fraction(rng.randint(-3 * prob.weight, 3 * prob.weight), rng.randint(1, 4)) for _ in costed.model.rows]
             found = [option_bound(costed, values.spread, multipliers=ys) for ys in (None, lp.multipliers, noise)]
+            aimed = prob.weight * values.moves + values.restore - prob.const_restore + 3 * prob.weight  # subgradient steps aimed above the layout
+            found.append(option_bound(costed, values.spread, multipliers=lp.multipliers, target=aimed, rounds=4))
+            assert found[-1].bound >= found[1].bound  # the steps keep the best bound
             # priced by the LP's multipliers: about as tight as the LP at least, where every option's LP answered
             assert found[1].unsolved or found[1].bound >= lp.bound - 1
             bounds[values.spread] = max(f.bound for f in found)
