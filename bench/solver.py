@@ -216,7 +216,7 @@ def cpsat(view: RebalanceInput, facts: Facts, cap: float):
 
 
 def _methods(result) -> str:
-    """How spread and moves were bounded (``lp-dual`` and ``flow-*`` are checked by rebalproof; ``scip`` and ``benders`` take a solver's word)."""
+    """How spread and moves were bounded (``lp-dual``, ``option-lp`` and ``flow-*`` are checked by rebalproof; ``scip`` and ``benders`` take a solver's word)."""
     return ", ".join(result.bound(n).method for n in ("spread", "moves"))
 
 
