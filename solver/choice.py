@@ -38,7 +38,7 @@ from fractions import Fraction
 from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
-from rebalproof.solver.option_bound import option_bound
+from rebalproof.solver.option_bound import tighten
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -285,13 +285,16 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         return out
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
-        mixed = timed("LPs of each subtopology's options", lambda: option_bound(costed, width, multipliers=lp.multipliers, target=out.best[3].cost, rounds=12, deadline_end=deadline.end))
-        if mixed is not None and mixed.integer_bound > out.cost_lower:
-            out.cost_lower, out.cost_method, out.cost_proof = mixed.integer_bound, "option-lp", _option_words(mixed, width, lp.integer_bound)
+        bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
+        share = None if deadline.end is None else time.monotonic() + 0.3 * _left(deadline)  # SCIP keeps the rest
+        tight = timed("rounds of option bounds and LP", lambda: tighten(bounding, width, lp, target=out.best[3].cost, deadline_end=share))
+        if tight.bound > out.cost_lower:
+            out.cost_lower, out.cost_method, out.cost_proof = tight.bound, "option-lp", _option_words(tight, width, lp.integer_bound)
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
         if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
             out.best = rounded
+    checked_lower = out.cost_lower
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(costed.model, seconds=scip_seconds(), hint=costed.point(out.best[0])))
         if x is not None:
@@ -301,7 +304,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
             if status == "optimal" and bound > out.cost_lower:
                 out.cost_lower, out.cost_method = min(bound, out.best[3].cost), "scip"
                 out.cost_proof = (f"SCIP's branch and bound over the box-choice model at spread {width} finds no layout cheaper than "
-                                  f"{out.cost_lower} (the LP multipliers, checked here, prove {lp.integer_bound}): the solver's word")
+                                  f"{out.cost_lower} (the bounds checked here prove {checked_lower}): the solver's word")
     out.done = out.best[3].cost <= out.cost_lower
     return out
 
@@ -315,13 +318,11 @@ def _lp_words(model: ChoiceModel, lp, what: str, limit: int) -> str:
             f"prove its {what} >= {math.floor(lp.bound * 1000) / 1000:g} (a whole number at every layout, so >= {lp.integer_bound})")
 
 
-def _option_words(mixed, width: int, whole_lp: int) -> str:
-    options = sum(len(c) for c in mixed.per_width.values())
-    return (f"every layout of least imbalance with spread <= {width} picks one (level, width) option per group; the instance's count rows are "
-            f"moved into the cost with fixed prices (the whole model's LP multipliers, rounded: any prices give a true bound), and per "
-            f"instance option, subtopology and option the LP of the subtopology's own classes within that option's box "
-            f"({mixed.solved} LPs, multipliers rounded to fractions and checked by exact arithmetic"
-            f"{f'; {mixed.unsolved} bounded by the variables alone' if mixed.unsolved else ''}) bounds its cost, and the least sum over "
-            f"{len(mixed.per_width)} subtopologies' {options} widths adding up to <= {width} (dynamic programming, exact) is "
-            f"{math.floor(mixed.bound * 1000) / 1000:g}, so the cost is >= {mixed.integer_bound} (the whole model's LP proves {whole_lp})")
-
+def _option_words(tight, width: int, whole_lp: int) -> str:
+    return (f"every layout of least imbalance with spread <= {width} picks one (level, width) option per group. In each of {tight.rounds} round(s), "
+            f"the instance's count rows are priced by the LP's multipliers (any prices give a true bound), each subtopology's priced cost is "
+            f"bounded per option by the LP of its own classes within that option's box ({tight.solved} LPs in all, multipliers rounded to "
+            f"fractions and checked by exact arithmetic), the best whole mix of options within the spread is found by exact dynamic "
+            f"programming, and the rows 'priced cost of a subtopology >= the bound of the option it picks' (true at every layout) join the "
+            f"model, whose LP multipliers, checked by exact arithmetic, bound it again: the cost is >= {tight.bound} "
+            f"(the model's LP alone proves {whole_lp})")

@@ -199,7 +199,7 @@ def _load(solver, model: Linear, *, integer: bool):
     for terms, lo, hi in model.rows:
         row = solver.Constraint(-inf if lo is None else lo, inf if hi is None else hi)
         for j, a in terms.items():
-            row.SetCoefficient(xs[j], a)
+            row.SetCoefficient(xs[j], float(a))
         rows.append(row)
     objective = solver.Objective()
     for j, c in model.objective.items():

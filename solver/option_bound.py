@@ -45,7 +45,7 @@ from fractions import Fraction
 
 from rebalproof.solver.linear import Linear, dual_bound, relaxation
 
-__all__ = ["OptionBound", "option_bound", "least_mix"]
+__all__ = ["OptionBound", "Tightened", "option_bound", "least_mix", "add_option_rows", "tighten"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class OptionBound:
 
     bound: Fraction
     priced: bool  # whether the instance's rows were priced (else the prices are 0)
+    price: dict  # member -> a_m, the price of a task counted there in this bound
     per_width: dict  # subtopology -> {K: least bound over the options of width K}
     per_option: dict  # subtopology -> {option index: its bound} (options with a point)
     fixed: Fraction  # the bound on the classes of no subtopology group
@@ -214,7 +215,7 @@ def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
         for m, v in points.get(pick, {}).items():
             counts[m] += v
     constant, inst_box = min(constants, key=lambda cb: cb[0])
-    found = OptionBound(bound=constant + fixed + mix, priced=bool(nu or mu), per_width=per_width, per_option=per_option,
+    found = OptionBound(bound=constant + fixed + mix, priced=bool(nu or mu), price=price, per_width=per_width, per_option=per_option,
                         fixed=fixed, solved=solved, unsolved=unsolved)
     return found, counts, inst_box
 
@@ -264,3 +265,74 @@ def option_bound(costed, spread: int, *, multipliers=None, target: int | None = 
         mu = {m: min(Fraction(0), mu.get(m, 0) + _rational(t * g_mu[m])) for m in prob.caps}
         step *= 0.7
     return best
+
+
+def add_option_rows(costed, found: OptionBound) -> int:
+    """Per subtopology, ``its priced cost >= sum_o c(s, o) z_o`` added to ``costed``'s model (for SCIP's search); the rows added.
+
+    Valid at every integer point of the model: one ``z`` is 1 and the subtopology's priced cost
+    under that option is at least its ``c(s, o)`` (see the module doc; options with no point keep 0).
+    """
+    model, prob = costed.model, costed.prob
+    added = 0
+    for s, own in sorted(found.per_option.items()):
+        terms: dict = {}
+        for key, cls in prob.classes.items():
+            if cls.sub != s:
+                continue
+            for h in cls.hosts:
+                j = costed.x[(key, h)]
+                terms[j] = model.objective.get(j, 0) - found.price.get(h, 0)
+            for o in cls.owners:
+                j = costed.kept[(key, o)]
+                terms[j] = model.objective.get(j, 0)
+        if not own:
+            continue
+        model.row(terms | {costed.z[s][i]: -c for i, c in own.items()}, lo=0)
+        added += 1
+    return added
+
+
+@dataclass(frozen=True)
+class Tightened:
+    """What :func:`tighten` proved: the best whole bound, how many rounds, the LPs solved per round."""
+
+    bound: int
+    rounds: int
+    solved: int
+    last_lp: Fraction | None
+
+
+def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None, rounds: int = 30) -> Tightened:
+    """Rounds of: price by the LP's multipliers, bound each option (:func:`option_bound`), add its rows, solve the LP again.
+
+    ``costed`` gains the rows (use a model of its own: the rows are for the bound and slow a
+    branch and bound). Every round's bounds are true bounds: the option bound by itself, and
+    the LP's multipliers over a model whose every row holds at every integer point
+    (:func:`add_option_rows`), checked by exact arithmetic. Stops at ``target`` (the cost of a
+    layout found), after ``rounds``, when the LP gains less than a thousandth of a move, when
+    the LP solver gives no answer, or at ``deadline_end``.
+    """
+    best, done, solved, last = lp.integer_bound, 0, 0, lp.bound
+
+    def left():
+        return None if deadline_end is None else deadline_end - time.monotonic()
+
+    for done in range(1, rounds + 1):
+        if left() is not None and left() <= 0:
+            break
+        mixed = option_bound(costed, spread, multipliers=lp.multipliers, deadline_end=deadline_end)
+        if mixed is None:
+            break
+        solved += mixed.solved
+        best = max(best, mixed.integer_bound)
+        if best >= target or not add_option_rows(costed, mixed):
+            break
+        nxt = relaxation(costed.model, seconds=left())
+        if nxt is None:
+            break
+        best = max(best, nxt.integer_bound)
+        gain, lp, last = nxt.bound - lp.bound, nxt, nxt.bound
+        if best >= target or gain * 1000 < costed.prob.weight:
+            break
+    return Tightened(bound=best, rounds=done, solved=solved, last_lp=last)

@@ -13,7 +13,7 @@ from conftest import ROOT
 from rebalproof.solver.choice import ChoiceModel
 from rebalproof.solver.linear import relaxation
 from rebalproof.solver.objectives import evaluate
-from rebalproof.solver.option_bound import least_mix, option_bound
+from rebalproof.solver.option_bound import add_option_rows, least_mix, option_bound, tighten
 from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import place_standbys
 from test_solver import analysed
@@ -44,6 +44,7 @@ def test_the_option_bound_never_passes_a_layout(seed, leaving):
     floor = sum(g.least for g in subs.values())
     rng = random.Random(seed)
     bounds: dict = {}
+    models: dict = {}
     checked = 0
     for _ in range(300):
         host = dict(start)
@@ -62,7 +63,17 @@ def test_the_option_bound_never_passes_a_layout(seed, leaving):
             assert found[-1].bound >= found[1].bound  # the steps keep the best bound
             # priced by the LP's multipliers: about as tight as the LP at least, where every option's LP answered
             assert found[1].unsolved or found[1].bound >= lp.bound - 1
-            bounds[values.spread] = max(f.bound for f in found)
+            tight = tighten(ChoiceModel(prob, inst, subs, slack=6, spread_at_most=values.spread), values.spread, lp, target=10**9, deadline_end=None, rounds=4)
+            assert tight.bound >= lp.integer_bound
+            bounds[values.spread] = max(max(f.bound for f in found), tight.bound)
+            rows = {}
+            for f in found[1:]:  # the options' bounds as rows, at each prices: valid inequalities
+                with_rows = ChoiceModel(prob, inst, subs, slack=6, spread_at_most=values.spread)
+                assert add_option_rows(with_rows, f) > 0
+                rows.setdefault(values.spread, []).append(with_rows)
+            models[values.spread] = rows[values.spread]
+        for with_rows in models[values.spread]:
+            assert with_rows.model.keeps(with_rows.point(host))
         assert bounds[values.spread] <= prob.weight * values.moves + values.restore - prob.const_restore
         checked += 1
     assert checked >= 10
