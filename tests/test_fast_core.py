@@ -255,7 +255,7 @@ def test_equal_answers_to_different_views_are_kept_once():
     "proto, bounds",
     [
         ("cooperative", Bounds(events=2)),
-        ("cooperative", Bounds(instances=4, initial=3, partitions=2, events=2, capacities=(2, 1, 1, 2))),
+        ("cooperative", Bounds(instances=4, initial=3, partitions=1, events=2, capacities=(2, 1, 1, 2))),  # 678 views, 1 s (2x2 tasks: 5 min)
         ("cooperative", Bounds(instances=4, initial=2, subtopologies=1, partitions=3, stateless=1, max_warmups=1, events=2)),
         ("eager", Bounds(instances=3, initial=2, standbys=0, events=2, start="cold")),
     ],
