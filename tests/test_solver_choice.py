@@ -1,5 +1,6 @@
 """The box-choice model and its LP certificates: every layout is a point, every bound is a bound, a wrong certificate proves nothing."""
 
+import functools
 import itertools
 import random
 import sys
@@ -94,15 +95,27 @@ def test_options_list_every_own_box():
         assert (int(top * 4), k) in options(caps, 4, total=total, least=0, top=Fraction(0), widest=k + rng.randint(0, 3))
 
 
-@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True), (8, True)])
-def test_every_layout_of_least_imbalance_is_a_point_of_the_model(seed, leaving):
-    """Each layout's own options keep every row, scored at its spread (then at most its cost): the model's bounds are bounds."""
+#: Small clusters of the benchmark's families whose optimum the tests walk around: (seed, leaving).
+SMALL_CLUSTERS = [(5, False), (6, True), (8, True)]
+
+
+@functools.cache
+def solved_cluster(seed: int, leaving: bool):
+    """A 6x20 cluster of the benchmark's families, its capacity-path analyses and its proven
+    optimum: (view, prob, inst, subs, best, start), ``start`` the optimum's active of each task."""
     view = cluster(6, 20, seed=seed, leaving=leaving)
     prob, inst, subs = analysed(view)
-    facts = prob.facts
     best = optimal(view, "ha", timeout=120)
     assert best.status == "optimal"
     start = {t: m for m, a in best.assignment.members for t in a.active}
+    return view, prob, inst, subs, best, start
+
+
+@pytest.mark.parametrize("seed, leaving", SMALL_CLUSTERS)
+def test_every_layout_of_least_imbalance_is_a_point_of_the_model(seed, leaving):
+    """Each layout's own options keep every row, scored at its spread (then at most its cost): the model's bounds are bounds."""
+    view, prob, inst, subs, best, start = solved_cluster(seed, leaving)
+    facts = prob.facts
     spread_model = ChoiceModel(prob, inst, subs, slack=6)
     rng = random.Random(seed)
     checked = 0

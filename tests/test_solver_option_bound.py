@@ -2,24 +2,18 @@
 
 import itertools
 import random
-import sys
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
 from rebalproof.solver.choice import ChoiceModel
 from rebalproof.solver.linear import relaxation
 from rebalproof.solver.objectives import evaluate
 from rebalproof.solver.option_bound import add_option_rows, least_mix, option_bound, tighten
-from rebalproof.solver.optimize import optimal
 from rebalproof.solver.placement import place_standbys
-from test_solver import analysed
-
-sys.path.insert(0, str(ROOT / "bench"))
-from solver import cluster  # noqa: E402  (the benchmark's cluster families)
+from test_solver_choice import SMALL_CLUSTERS, solved_cluster
 
 
 @settings(max_examples=80)
@@ -32,15 +26,11 @@ def test_least_mix_is_the_brute_force_least(per_width, budget):
     assert least_mix(per_width, budget) == (min(sums) if sums else None)
 
 
-@pytest.mark.parametrize("seed, leaving", [(5, False), (6, True), (8, True)])
+@pytest.mark.parametrize("seed, leaving", SMALL_CLUSTERS)
 def test_the_option_bound_never_passes_a_layout(seed, leaving):
     """Every layout of least imbalance and spread at most U costs at least the bound at U, the optimum included."""
-    view = cluster(6, 20, seed=seed, leaving=leaving)
-    prob, inst, subs = analysed(view)
+    view, prob, inst, subs, best, start = solved_cluster(seed, leaving)
     facts = prob.facts
-    best = optimal(view, "ha", timeout=120)
-    assert best.status == "optimal"
-    start = {t: m for m, a in best.assignment.members for t in a.active}
     floor = sum(g.least for g in subs.values())
     rng = random.Random(seed)
     bounds: dict = {}
