@@ -9,13 +9,21 @@
   copy of the visited fingerprints, brought up to date from one small broadcast per level,
   so tasks drop already-visited successors before sending anything back to the driver.
 - :func:`worker_cached` keeps one deserialised object per exploration in a worker (the model).
+- :func:`collector_paused` runs a task without Python's cyclic garbage collector and freezes
+  what survives it: a worker holds the model's memos and a whole bucket of unpickled states, and
+  the collector's full passes over them took a third of a worker's CPU (measured: 4.0 of 10.8 s
+  per worker at 97k states; 0.3 s after), while expanding states makes next to no cyclic garbage
+  (745 objects in a whole local run of those 97k states with the collector off, same peak RSS).
 """
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import numpy as np
 
-__all__ = ["fibonacci_buckets", "split_frontier", "member", "worker_visited", "worker_cached", "MIN_BUCKET"]
+__all__ = ["fibonacci_buckets", "split_frontier", "member", "worker_visited", "worker_cached", "collector_paused", "MIN_BUCKET"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIN_BUCKET = 64  # below this many states a task costs more than it does
@@ -73,6 +81,28 @@ def worker_visited(token: str, deltas) -> np.ndarray:
 def worker_cached(token: str, load):
     """``load()`` once per exploration and worker process; only the newest is kept."""
     if token not in _CACHED:
-        _CACHED.clear()
+        if _CACHED:  # the previous exploration's objects, frozen by collector_paused, go back to the collector
+            _CACHED.clear()
+            gc.unfreeze()
         _CACHED[token] = load()
     return _CACHED[token]
+
+
+@contextmanager
+def collector_paused():
+    """Run the block (one Spark task) with the cyclic garbage collector off; then one collection,
+    and what survives (the worker's model, memos and visited set) is frozen out of later passes.
+
+    Reference counting still frees everything as usual; only cycles wait for the end of the task.
+    If the collector was off already (someone else's choice), it is left alone.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()

@@ -43,7 +43,14 @@ from rebalproof.errors import AssignorError, InputError
 from rebalproof.model.group_por import ample_expand
 from rebalproof.pipeline.bfs import Checkpointing
 from rebalproof.pipeline.checkpoint import CheckpointStore, collect_columns, column_chunks
-from rebalproof.pipeline.frontier import fibonacci_buckets, member, split_frontier, worker_cached, worker_visited
+from rebalproof.pipeline.frontier import (
+    collector_paused,
+    fibonacci_buckets,
+    member,
+    split_frontier,
+    worker_cached,
+    worker_visited,
+)
 from rebalproof.pipeline.hadoopfs import qualify
 from rebalproof.pipeline.space import as_int64
 
@@ -196,10 +203,13 @@ def _expand_task(job_bc, token: str, deltas, parts):
     The candidates are pickled here, once: the persisted RDD keeps them as one bytes value, so
     collecting the records does not unpickle them, and only the next level's selection does.
     """
-    job = _load_job(job_bc, token)
-    visited = worker_visited(token, deltas)
-    out, kept_states = _expand_bucket(job, visited, *_one_bucket(parts))
-    yield out, pickle.dumps(kept_states, protocol=pickle.HIGHEST_PROTOCOL)
+    with collector_paused():
+        job = _load_job(job_bc, token)
+        visited = worker_visited(token, deltas)
+        out, kept_states = _expand_bucket(job, visited, *_one_bucket(parts))
+        blob = pickle.dumps(kept_states, protocol=pickle.HIGHEST_PROTOCOL)
+        del kept_states
+    yield out, blob
 
 
 def _records(element) -> dict:
@@ -308,6 +318,9 @@ class _Graph:
         self.saved_edges = 0
         self.spark_levels = 0
         self.task_seconds = 0.0
+        self.job_seconds = 0.0  # wall time waiting for Spark's expansion jobs (the driver idles)
+        self.merge_seconds = 0.0  # wall time merging levels in the driver (the workers idle)
+        self.driver_seconds = 0.0  # wall time expanding small levels in the driver
         self.reduced = 0  # expansions that followed an ample set (partial-order reduction)
 
     def _index(self, fps: np.ndarray, indices: np.ndarray) -> None:
@@ -820,12 +833,14 @@ def explore_spark(
                 stopped = f"{limits.max_states} states"
                 unexpanded += n
                 break
+            clock = time.perf_counter()
             if n < local_below:  # a small level: cheaper here than a Spark job's fixed cost
                 states = graph.frontier_states()
                 out, candidates = _expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), states)
                 results = [out]
                 graph.local_levels += 1
                 graph.levels.append("d")
+                graph.driver_seconds += time.perf_counter() - clock
             else:
                 if unpublished:
                     deltas.append(context.broadcast(np.sort(np.concatenate(unpublished))))
@@ -839,9 +854,12 @@ def explore_spark(
                 results = expanded.map(_records).collect()
                 graph.spark_levels += 1
                 graph.levels.append("s")
+                graph.job_seconds += time.perf_counter() - clock
             graph.task_seconds += sum(r["cpu"] for r in results)
             graph.reduced += sum(r["reduced"] for r in results)
+            clock = time.perf_counter()
             cut = _level(graph, results, limits.max_states, stop_names)
+            graph.merge_seconds += time.perf_counter() - clock
             depth += 1
             if cut is not None:
                 stopped = "stopped at the first violation" if monitor.stop() else f"{limits.max_states} states"
@@ -923,6 +941,9 @@ def explore_spark(
         "skew": round(graph.skew, 2),
         "evened": graph.evened,
         "task_seconds": round(graph.task_seconds, 3),
+        "job_seconds": round(graph.job_seconds, 3),
+        "merge_seconds": round(graph.merge_seconds, 3),
+        "driver_seconds": round(graph.driver_seconds, 3),
     }
     return exp
 
