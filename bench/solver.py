@@ -216,7 +216,7 @@ def cpsat(view: RebalanceInput, facts: Facts, cap: float):
 
 
 def _methods(result) -> str:
-    """How spread and moves were bounded (``lp-dual``, ``option-lp`` and ``flow-*`` are checked by rebalproof; ``scip`` and ``benders`` take a solver's word)."""
+    """How spread and moves were bounded (``lp-dual``, ``option-lp``, ``lp-tree`` and ``flow-*`` are checked by rebalproof; ``scip`` and ``benders`` take a solver's word)."""
     return ", ".join(result.bound(n).method for n in ("spread", "moves"))
 
 
@@ -243,7 +243,7 @@ def main(argv=None) -> int:
     from rebalproof.model.codec import encode_assignment, encode_input
     from rebalproof.oracle import check
 
-    print("family | size | seed | ours s | ours status | spread (value / bound) | proof (spread, moves) | oracle | CP-SAT s | CP-SAT status | agree", flush=True)
+    print("family | size | seed | ours s | ours status | spread (value / bound) | moves (value / bound) | proof (spread, moves) | oracle | CP-SAT s | CP-SAT status | agree", flush=True)
     summary = []
     for family in args.families.split(","):
         for size in args.sizes.split(","):
@@ -261,9 +261,9 @@ def main(argv=None) -> int:
                 else:
                     cp_s, cp_status, cp_values = float("nan"), "skipped", None
                 agree = "-" if cp_values is None or ours.status != "optimal" else ("yes" if cp_values == ours.values else f"NO {cp_values}")
-                spread = ours.bound("spread")
+                spread, moves = ours.bound("spread"), ours.bound("moves")
                 rows.append((ours, ours_s, ok, cp_s, cp_status, agree))
-                print(" | ".join((family, size, str(seed), f"{ours_s:.1f}", ours.status, f"{spread.value} / {spread.lower}", _methods(ours), "accepted" if ok else "REJECTED",
+                print(" | ".join((family, size, str(seed), f"{ours_s:.1f}", ours.status, f"{spread.value} / {spread.lower}", f"{moves.value} / {moves.lower}", _methods(ours), "accepted" if ok else "REJECTED",
                                   f"{cp_s:.1f}", cp_status, agree)), flush=True)
             summary.append((family, size, rows))
     print()

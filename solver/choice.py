@@ -39,6 +39,7 @@ from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.option_bound import tighten
+from rebalproof.solver.tree import prove_at_least
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -112,13 +113,14 @@ class ChoiceModel:
         self.options: dict = {}
         self.z: dict = {}
         self.member_rows: dict = {}  # (group, member) -> (row of count <= H, row of count >= L)
+        self.pick_rows: dict = {}  # group -> its row "one option picked"
         capset = sorted(set(caps.values()))
         for g, (top, least, widest) in self.groups.items():
             opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest)
             if not opts:
                 raise AssertionError(f"no box option for group {g}: the least layouts' own boxes are missing")
             zs = self.z[g] = [m.var(0, 1) for _ in opts]
-            m.row({z: 1 for z in zs}, lo=1, hi=1)
+            self.pick_rows[g] = m.row({z: 1 for z in zs}, lo=1, hi=1)
             for c in capset:
                 hi_c = [p * c // d for p, _ in opts]
                 lo_c = [max(0, -(-p * c // d) - k) for p, k in opts]
@@ -158,6 +160,11 @@ class ChoiceModel:
             if hi_o is not None and owned < max(hi_o):
                 m.row({k: 1 for k, _ in kept} | {z: -min(v, owned) for z, v in zip(self.z[sub], hi_o)}, hi=0)
         m.minimise(cost)
+
+    def choices(self) -> list[tuple[int, list[int]]]:
+        """Per group, its pick row and option variables narrowest first (then by level): what :func:`rebalproof.solver.tree.prove_at_least` branches on."""
+        return [(self.pick_rows[g], [z for (p, k), z in sorted(zip(opts, self.z[g]), key=lambda oz: (oz[0][1], oz[0][0]))])
+                for g, opts in self.options.items()]
 
     def point(self, host: dict) -> list[int]:
         """The model's point of layout ``host`` (its own options chosen; the box bounds they give)."""
@@ -260,6 +267,21 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if rounded is not None:
         best, width = rounded, spread_of(rounded[0])
     spread_lp = lp
+
+    def tree(linear, target, share):
+        """A checked branch-and-bound proof that ``linear`` has no point below ``target`` (None if not found in ``share`` of the time left)."""
+        left = _left(deadline)
+        end = None if left is None else time.monotonic() + share * left
+        found = timed(f"checked tree for >= {target}", lambda: prove_at_least(linear.model, target, choices=linear.choices(), deadline_end=end))
+        return found if found.root is not None else None
+
+    def prove_spread(target, share):
+        proof = tree(model, target, share)
+        if proof is not None:
+            out.spread_lower, out.spread_method, out.spread_proof = target, "lp-tree", _tree_words(model, proof, "spread", target, spread_lp.integer_bound)
+
+    if width is not None and width == out.spread_lower + 1 and not deadline.passed:  # one short of the LP: a checked tree may close it without SCIP
+        prove_spread(width, 0.25)
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
@@ -274,6 +296,8 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 out.spread_lower, out.spread_method = min(bound, width), "scip"
                 out.spread_proof = (f"SCIP's branch and bound over the box-choice model finds no layout of spread <= {out.spread_lower - 1} "
                                     f"(the LP relaxation's multipliers, checked here, prove {lp.integer_bound}): the solver's word")
+    if best is not None and out.spread_method == "scip" and not deadline.passed:  # SCIP's word, re-proven by a tree rebalproof checks
+        prove_spread(out.spread_lower, 0.5)
     out.best = best
     if best is None or width > out.spread_lower or deadline.passed:
         return out
@@ -305,6 +329,10 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 out.cost_lower, out.cost_method = min(bound, out.best[3].cost), "scip"
                 out.cost_proof = (f"SCIP's branch and bound over the box-choice model at spread {width} finds no layout cheaper than "
                                   f"{out.cost_lower} (the bounds checked here prove {checked_lower}): the solver's word")
+    if out.cost_method == "scip" and not deadline.passed:  # SCIP's word, re-proven by a tree rebalproof checks
+        proof = tree(costed, out.cost_lower, 0.9)
+        if proof is not None:
+            out.cost_method, out.cost_proof = "lp-tree", _tree_words(costed, proof, "cost", out.cost_lower, checked_lower)
     out.done = out.best[3].cost <= out.cost_lower
     return out
 
@@ -316,6 +344,15 @@ def _lp_words(model: ChoiceModel, lp, what: str, limit: int) -> str:
     return (f"every layout of least imbalance {scope} is a point of the box-choice model ({len(model.options)} groups, {options} (level, width) options, "
             f"{len(model.model.rows)} rows); {used} row multipliers of its LP relaxation, rounded to fractions and checked by exact arithmetic, "
             f"prove its {what} >= {math.floor(lp.bound * 1000) / 1000:g} (a whole number at every layout, so >= {lp.integer_bound})")
+
+
+def _tree_words(model: ChoiceModel, proof, what: str, target: int, checked: int) -> str:
+    scope = "every layout of least imbalance" + (" with spread <= the proven least" if what == "cost" else "")
+    return (f"{scope} is a point of the box-choice model ({len(model.options)} groups, {len(model.model.rows)} rows); a branch and bound over it "
+            f"({proof.nodes} LPs solved, {proof.leaves} leaves), each branch splitting one group's options or one count, each node's LP "
+            f"multipliers rounded to fractions, the tree re-checked in full by exact arithmetic (every leaf's bound above {target - 1}, the "
+            f"objective being whole, after the reduced-cost fixings its multipliers prove): no point has {what} below {target} "
+            f"(the LP alone proves {checked})")
 
 
 def _option_words(tight, width: int, whole_lp: int) -> str:

@@ -2,7 +2,7 @@
 
 An :class:`Optimum` carries, per objective, a :class:`Bound`: the value of the answer and the
 proven lower bound, with the proof of that bound said in words (``method`` names the kind:
-``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``lp-dual``, ``option-lp``, ``scip``, ``exhaustive``,
+``z3-unsat``, ``flow-cut``, ``flow-duals``, ``benders``, ``lp-dual``, ``option-lp``, ``lp-tree``, ``scip``, ``exhaustive``,
 ``arithmetic``, ``fixpoint``). An objective is
 proven optimal when every objective before it is proven and its unconditional lower bound
 meets its value. Nothing here is ever a silent guess:
@@ -46,6 +46,8 @@ class Bound:
         ``option-lp`` (per subtopology and option, checked LP multipliers of its own classes, the
         best mix of options within the spread by exact dynamic programming,
         :mod:`rebalproof.solver.option_bound`),
+        ``lp-tree`` (a branch and bound over that model whose tree, with checked LP multipliers at
+        every node, rebalproof re-checks in full, :mod:`rebalproof.solver.tree`),
         ``scip`` (SCIP's branch and bound over that model: the solver's word), ``exhaustive`` (every
         layout scored), ``arithmetic`` (a count every assignment has), ``fixpoint`` (the rules
         allow one answer) or ``none``.

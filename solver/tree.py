@@ -1,0 +1,443 @@
+"""A branch and bound whose tree is the proof: checked LP multipliers at every node, re-checked here.
+
+Claim: no integer point of a :class:`rebalproof.solver.linear.Linear` model (whole objective:
+integer coefficients on integer variables) has objective below ``target``. The certificate is a
+tree. Each node holds multipliers ``y`` (one per row) for the model with the node's variable
+bounds; :func:`check_tree` recomputes, by exact arithmetic, the bound they prove
+(:func:`rebalproof.solver.linear.dual_bound`: LP duality, any multipliers give a true bound).
+
+- A node whose bound is above ``target - 1`` holds no point below ``target`` (the objective is
+  whole): a leaf.
+- Otherwise its points below ``target`` keep the bounds the same multipliers' reduced costs fix
+  (:func:`rebalproof.solver.linear.fixed_bounds` with limit ``target - 1``), and the node names a
+  *branch* that splits those points in two, each child checked the same way:
+
+  - ``("split", j, k)``: integer variable ``j`` is ``<= k`` or ``>= k + 1``;
+  - ``("choice", i, A)``: row ``i`` is ``sum_{j in S} z_j = 1`` over integer variables with
+    lower bound 0 (a group picks one option), so exactly one ``z_j`` is 1 at an integer point:
+    either no ``j`` of ``A`` is picked (their upper bounds 0) or none of ``S - A``.
+
+Every integer point below ``target`` lies in some leaf, and no leaf holds one: the claim.
+
+The search (:func:`prove_at_least`) solves each node's LP by HiGHS, warm started (only bounds
+change); a node with no point at all is closed by HiGHS's dual ray scaled up (a Farkas
+certificate: a bound above ``target`` like any other). Multipliers are
+rounded to multiples of ``2**-24``; the check is exact whatever they are (a wrong multiplier
+only weakens a bound, and then the check fails, never passes). It branches first on the choice
+rows it is given (options ordered, e.g. by width: the split falls where the LP's weight passes
+half), then on the most fractional integer variable; depth first.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from scipy import sparse
+
+from rebalproof.solver.linear import Linear
+
+__all__ = ["Node", "TreeProof", "check_tree", "prove_at_least"]
+
+SCALE = 1 << 24
+"""Multipliers are numerators over this denominator (GLOP's floats rounded to it)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node of the proof: multipliers (numerators over :data:`SCALE`, sparse ``(row, value)``), a branch or None (a leaf) and two children."""
+
+    multipliers: tuple
+    branch: tuple | None = None
+    children: tuple = ()
+
+
+@dataclass(frozen=True)
+class TreeProof:
+    """What :func:`prove_at_least` found: the checked tree (or None), the nodes it solved, and a better point if it met one."""
+
+    root: Node | None
+    nodes: int
+    better: tuple | None = None  # an integer point of the model below the target (the target was no optimum)
+    reason: str = ""
+
+    @property
+    def leaves(self) -> int:
+        return 0 if self.root is None else _count_leaves(self.root)
+
+
+def _count_leaves(root: Node) -> int:
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.branch is None:
+            count += 1
+        else:
+            stack.extend(node.children)
+    return count
+
+
+class _Exact:
+    """The model's rows and objective as integer arrays, for exact bounds of scaled multipliers (Python integers where int64 could overflow)."""
+
+    def __init__(self, model: Linear):
+        self.model = model
+        n = len(model.lower)
+        rows, cols, vals = [], [], []
+        for i, (terms, _, _) in enumerate(model.rows):
+            for j, a in terms.items():
+                if a != int(a):
+                    raise ValueError("the tree proof takes integer row coefficients only")
+                rows.append(i)
+                cols.append(j)
+                vals.append(int(a))
+        self.at = sparse.csr_matrix((np.array(vals, dtype=np.int64), (np.array(cols, dtype=np.int64), np.array(rows, dtype=np.int64))), shape=(n, len(model.rows)), dtype=np.int64)
+        self.cost = [0] * n
+        for j, c in model.objective.items():
+            if c != int(c) or not model.integer[j]:
+                raise ValueError("the tree proof takes a whole objective only (integer costs on integer variables)")
+            self.cost[j] = int(c)
+        self.lo_row = [lo for _, lo, _ in model.rows]
+        self.hi_row = [hi for _, _, hi in model.rows]
+        self.col_weight = int(abs(self.at).sum(axis=1).max()) if n and len(vals) else 0
+
+    def reduced(self, multipliers: tuple) -> tuple[list[int], int]:
+        """``(SCALE * r, SCALE * sum y_i b_i)`` for sparse scaled multipliers; a multiplier of the wrong sign for its row counts 0."""
+        y = np.zeros(len(self.model.rows), dtype=object)
+        total = 0
+        for i, v in multipliers:
+            v = int(v)
+            if v == 0 or (v > 0 and self.lo_row[i] is None) or (v < 0 and self.hi_row[i] is None):
+                continue
+            y[i] = v
+            total += v * (self.lo_row[i] if v > 0 else self.hi_row[i])
+        biggest = max((abs(v) for v in y if v), default=0)
+        if biggest * max(1, self.col_weight) < (1 << 62):
+            charged = (self.at @ y.astype(np.int64)).tolist()
+        else:
+            charged = [0] * len(self.cost)
+            coo = self.at.tocoo()
+            for j, i, a in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+                charged[j] += a * y[i]
+        return [c * SCALE - int(a) for c, a in zip(self.cost, charged)], total
+
+    def bound(self, multipliers: tuple, lower, upper) -> tuple[Fraction, list[int]]:
+        """The bound the multipliers prove with these variable bounds (exact), and the scaled reduced costs."""
+        r, total = self.reduced(multipliers)
+        for rj, lo, hi in zip(r, lower, upper):
+            if rj:
+                total += min(rj * lo, rj * hi)
+        return Fraction(total, SCALE), r
+
+    def fixed(self, r: list[int], bound: Fraction, limit: int, lower, upper) -> tuple[list[int], list[int]]:
+        """:func:`rebalproof.solver.linear.fixed_bounds` with these bounds and scaled reduced costs (exact)."""
+        gap = (limit - bound) * SCALE
+        lower, upper = list(lower), list(upper)
+        if gap < 0:
+            return lower, upper
+        for j, rj in enumerate(r):
+            if rj > 0:
+                room = gap / rj
+                upper[j] = min(upper[j], lower[j] + (math.floor(room) if self.model.integer[j] else math.ceil(room)))
+            elif rj < 0:
+                room = gap / -rj
+                lower[j] = max(lower[j], upper[j] - (math.floor(room) if self.model.integer[j] else math.ceil(room)))
+        return lower, upper
+
+
+def _is_choice_row(model: Linear, i: int, lower) -> bool:
+    terms, lo, hi = model.rows[i]
+    return lo == hi == 1 and all(a == 1 and model.integer[j] and lower[j] >= 0 for j, a in terms.items())
+
+
+def _children(model: Linear, branch, lower, upper):
+    """The two children's bounds of a branch, or None when the branch is not one :func:`check_tree` accepts."""
+    kind = branch[0]
+    if kind == "split":
+        _, j, k = branch
+        if not (0 <= j < len(lower)) or not model.integer[j] or k != int(k):
+            return None
+        left_upper, right_lower = list(upper), list(lower)
+        left_upper[j], right_lower[j] = min(upper[j], k), max(lower[j], k + 1)
+        return (lower, left_upper), (right_lower, upper)
+    if kind == "choice":
+        _, i, picked = branch
+        if not (0 <= i < len(model.rows)) or not _is_choice_row(model, i, lower):
+            return None
+        group = set(model.rows[i][0])
+        if not set(picked) <= group:
+            return None
+        left, right = list(upper), list(upper)
+        for j in group:
+            if j in picked:
+                left[j] = 0
+            else:
+                right[j] = 0
+        return (lower, left), (lower, right)
+    return None
+
+
+def check_tree(model: Linear, target: int, root: Node) -> bool:
+    """Whether ``root`` proves that no integer point of ``model`` has objective below ``target`` (see the module doc), by exact arithmetic.
+
+    Examples
+    --------
+    >>> m = Linear()
+    >>> x, y = m.var(0, 1), m.var(0, 1)
+    >>> m.row({x: 2, y: 2}, lo=1)   # the LP takes x = y = 1/4 (value 1/2); integers need one of them
+    0
+    >>> m.minimise({x: 1, y: 1})
+    >>> half = ((0, SCALE // 2),)
+    >>> check_tree(m, 1, Node(half))   # the LP alone proves 1/2, rounded up: 1
+    True
+    >>> check_tree(m, 2, Node(half))   # x = 1 costs 1: no proof of 2
+    False
+    """
+    try:
+        exact = _Exact(model)
+    except ValueError:
+        return False
+    stack = [(root, list(model.lower), list(model.upper))]
+    while stack:
+        node, lower, upper = stack.pop()
+        if any(lo > hi for lo, hi in zip(lower, upper)):
+            continue  # no point at all
+        bound, r = exact.bound(node.multipliers, lower, upper)
+        if bound > target - 1:
+            continue
+        if node.branch is None or len(node.children) != 2:
+            return False
+        lower, upper = exact.fixed(r, bound, target - 1, lower, upper)
+        if any(lo > hi for lo, hi in zip(lower, upper)):
+            continue
+        kids = _children(model, node.branch, lower, upper)
+        if kids is None:
+            return False
+        for child, (lo, hi) in zip(node.children, kids):
+            stack.append((child, lo, hi))
+    return True
+
+
+class _NodeLP:
+    """The model's LP by HiGHS (SciPy's copy), warm started: only variable bounds change between solves.
+
+    Each solve gives ``(feasible, multipliers, point)``: the row duals, or for an infeasible node
+    HiGHS's dual ray (its sign is found by the caller's exact check) and no point; None when
+    HiGHS did not finish.
+    """
+
+    def __init__(self, model: Linear, *, elastic: bool = False):
+        from scipy.optimize._highspy import _core
+
+        self.model, self.elastic, self.phase_one = model, elastic, None
+        self.core = _core
+        self.h = h = _core._Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("threads", 1)
+        n, inf = len(model.lower), h.getInfinity()
+        h.addVars(n, np.array(model.lower, dtype=float), np.array(model.upper, dtype=float))
+        if elastic:  # phase one: a slack each way per row, each costing 1, the objective left out
+            k = 2 * len(model.rows)
+            h.addVars(k, np.zeros(k), np.full(k, inf))
+            h.changeColsCost(k, np.arange(n, n + k, dtype=np.int32), np.ones(k))
+        else:
+            costed = np.array(sorted(model.objective), dtype=np.int32)
+            h.changeColsCost(len(costed), costed, np.array([float(model.objective[j]) for j in costed.tolist()]))
+        starts, index, value = [], [], []
+        for i, (terms, _, _) in enumerate(model.rows):
+            starts.append(len(index))
+            index.extend(terms)
+            value.extend(float(a) for a in terms.values())
+            if elastic:
+                index.extend((n + 2 * i, n + 2 * i + 1))
+                value.extend((1.0, -1.0))
+        h.addRows(len(model.rows), np.array([-inf if lo is None else lo for _, lo, _ in model.rows], dtype=float),
+                  np.array([inf if hi is None else hi for _, _, hi in model.rows], dtype=float), len(index),
+                  np.array(starts, dtype=np.int32), np.array(index, dtype=np.int32), np.array(value, dtype=float))
+        self.lower, self.upper = list(model.lower), list(model.upper)
+
+    def solve(self, lower, upper, seconds: float | None):
+        changed = [j for j, (lo, hi, was_lo, was_hi) in enumerate(zip(lower, upper, self.lower, self.upper)) if lo != was_lo or hi != was_hi]
+        if changed:
+            self.h.changeColsBounds(len(changed), np.array(changed, dtype=np.int32), np.array([float(lower[j]) for j in changed]), np.array([float(upper[j]) for j in changed]))
+            self.lower, self.upper = list(lower), list(upper)
+        self.h.setOptionValue("time_limit", 1e9 if seconds is None else self.h.getRunTime() + max(0.01, seconds))  # HiGHS's clock runs across solves
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status == self.core.HighsModelStatus.kOptimal:
+            solution = self.h.getSolution()
+            duals = np.asarray(solution.row_dual)
+            nonzero = np.flatnonzero(np.abs(duals) > 1e-12)
+            multipliers = tuple(zip(nonzero.tolist(), np.rint(duals[nonzero] * SCALE).astype(np.int64).tolist()))
+            return True, multipliers, np.asarray(solution.col_value).tolist()
+        if status == self.core.HighsModelStatus.kInfeasible and not self.elastic:
+            _, has, ray = self.h.getDualRay()
+            if not has:  # no ray from HiGHS (found infeasible before the simplex ran): the phase-one LP's duals
+                if self.phase_one is None:
+                    self.phase_one = _NodeLP(self.model, elastic=True)
+                answer = self.phase_one.solve(lower, upper, seconds)
+                return None if answer is None else (False, answer[1], None)
+            ray = np.asarray(ray)
+            nonzero = np.flatnonzero(np.abs(ray) > 1e-12)
+            scale = SCALE / max(1e-12, float(np.abs(ray).max()))
+            return False, tuple(zip(nonzero.tolist(), np.rint(ray[nonzero] * scale).astype(np.int64).tolist())), None
+        return None
+
+    def basis(self):
+        return self.h.getBasis()
+
+    def restore(self, basis) -> None:
+        self.h.setBasis(basis)
+
+
+def _candidates(model: Linear, choices, point, lower, upper):
+    """Choice-row splits where the LP's weight passes half, most balanced first."""
+    out = []
+    for i, order in choices:
+        live = [j for j in order if upper[j] > 0]
+        if len(live) < 2 or sum(1 for j in live if point[j] > 1e-6) < 2:
+            continue
+        mass, cut = 0.0, 0
+        for cut, j in enumerate(live[:-1], start=1):
+            mass += point[j]
+            if mass >= 0.5:
+                break
+        share = sum(point[j] for j in live[:cut])
+        score = min(share, 1 - share)
+        if score > 1e-6:
+            out.append((-score, i, ("choice", i, tuple(live[cut:]))))
+    out.sort()
+    return [b for _, _, b in out]
+
+
+def _branch(model: Linear, choices, point, lower, upper):
+    """The branch of a node: the first most balanced split of a choice row's options by the LP's weight, else the most fractional integer variable."""
+    best = None
+    for i, order in choices:
+        live = [j for j in order if upper[j] > 0]
+        if len(live) < 2 or sum(1 for j in live if point[j] > 1e-6) < 2:
+            continue
+        mass, cut = 0.0, 0
+        for cut, j in enumerate(live[:-1], start=1):
+            mass += point[j]
+            if mass >= 0.5:
+                break
+        share = sum(point[j] for j in live[:cut])
+        score = min(share, 1 - share)
+        if score > 1e-6 and (best is None or score > best[0]):
+            best = (score, ("choice", i, tuple(live[cut:])))
+    if best is not None:
+        return best[1]
+    frac = None
+    for j, v in enumerate(point):
+        if model.integer[j] and lower[j] < upper[j]:
+            f = v - math.floor(v)
+            if 1e-6 < f < 1 - 1e-6 and (frac is None or abs(f - 0.5) < frac[0]):
+                frac = (abs(f - 0.5), j, math.floor(v))
+    return None if frac is None else ("split", frac[1], frac[2])
+
+
+def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 0) -> TreeProof:
+    """Search a tree proving ``model``'s integer least is at least ``target`` (module doc); its root only when :func:`check_tree` accepts it.
+
+    ``choices``: ``(row, ordered variables)`` of choice rows to branch on first (row ``i`` of the
+    model must be ``sum z = 1`` over them). Stops at ``deadline_end`` (``time.monotonic()``),
+    after ``max_nodes`` nodes, or at an integer point below ``target`` (returned as ``better``).
+    """
+    if any(lo is not None and hi is not None and lo > hi for _, lo, hi in model.rows):
+        return TreeProof(None, 0, reason="a row with its lower bound above its upper: HiGHS takes no such row")
+    exact = _Exact(model)
+    phase1 = _Exact(_without_objective(model))
+    lp = _NodeLP(model)
+    solved = 0
+
+    def expand(lower, upper):
+        nonlocal solved
+        if any(lo > hi for lo, hi in zip(lower, upper)):
+            return Node(())
+        seconds = None if deadline_end is None else deadline_end - time.monotonic()
+        if (seconds is not None and seconds <= 0) or solved >= max_nodes:
+            raise _Stop("1")
+        answer = lp.solve(lower, upper, seconds)
+        solved += 1
+        if answer is None:
+            raise _Stop("2")
+        feasible, multipliers, point = answer
+        if not feasible:  # no point at all: the dual ray (either sign), scaled past the target
+            for ray in (multipliers, tuple((i, -v) for i, v in multipliers)):
+                least, _ = phase1.bound(ray, lower, upper)
+                if least > 0:
+                    floor = sum(min(c * lower[j], c * upper[j]) for j, c in model.objective.items())
+                    t = max(1, math.floor((target - floor) / least) + 1)
+                    return Node(tuple((i, t * v) for i, v in ray))
+            raise _Stop("3")
+        bound, r = exact.bound(multipliers, lower, upper)
+        if bound > target - 1:
+            return Node(multipliers)
+        lower, upper = exact.fixed(r, bound, target - 1, lower, upper)
+        if any(lo > hi for lo, hi in zip(lower, upper)):
+            return Node(multipliers)
+        branch = None
+        if strong:
+            cands = _candidates(model, choices, point, lower, upper)[:strong]
+            scored, basis = [], lp.basis()
+            for cand in cands:
+                gains = []
+                for lo, hi in _children(model, cand, lower, upper):
+                    got = lp.solve(lo, hi, None)
+                    gains.append(float("inf") if got is None or not got[0] else float(exact.bound(got[1], lo, hi)[0] - bound))
+                    lp.restore(basis)
+                scored.append((max(gains[0], 1e-3) * max(gains[1], 1e-3), cand))
+            if scored:
+                branch = max(scored, key=lambda sc: sc[0])[1]
+        if branch is None:
+            branch = _branch(model, choices, point, lower, upper)
+        if branch is None:
+            whole = [round(v) if model.integer[j] else v for j, v in enumerate(point)]
+            if all(model.integer) and model.keeps(whole) and model.value(whole) < target:
+                raise _Better(tuple(whole))
+            raise _Stop("4")
+        return Node(multipliers, branch, tuple(_Pending(lo, hi) for lo, hi in _children(model, branch, lower, upper)))
+
+    try:
+        root = expand(list(model.lower), list(model.upper))
+        stack = [root]
+        while stack:  # depth first, children filled in place of their placeholders
+            node = stack.pop()
+            kids = []
+            for child in node.children:
+                kids.append(expand(child.lower, child.upper) if isinstance(child, _Pending) else child)
+                stack.append(kids[-1])
+            object.__setattr__(node, "children", tuple(kids))
+    except _Better as better:
+        return TreeProof(None, solved, better.point)
+    except _Stop as stop:
+        return TreeProof(None, solved, reason=str(stop))
+    return TreeProof(root if check_tree(model, target, root) else None, solved)
+
+
+def _without_objective(model: Linear) -> Linear:
+    bare = copy.copy(model)
+    bare.objective = {}
+    return bare
+
+
+@dataclass(frozen=True)
+class _Pending:
+    lower: list
+    upper: list
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Better(Exception):
+    def __init__(self, point):
+        super().__init__("an integer point below the target")
+        self.point = point
