@@ -104,7 +104,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     model, fingerprint = job.model, job.fingerprinter
     monitor = job.new_monitor()
     chooser = getattr(model, "_chooser", None)
-    calls = getattr(chooser, "calls", 0)
+    calls, hits = getattr(chooser, "calls", 0), getattr(chooser, "hits", 0)
     degrees = np.full(len(positions), -1, dtype=np.int64)
     errors = []
     edge_fp, edge_act = [], []
@@ -183,6 +183,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             judged=monitor.judge.records() if monitor.judge is not None else None,
         )
     out["calls"] = getattr(chooser, "calls", 0) - calls
+    out["hits"] = getattr(chooser, "hits", 0) - hits
     out["reduced"] = reduced
     out["cpu"] = time.process_time() - started
     return out, kept_states
@@ -301,6 +302,9 @@ class _Graph:
         self.edges = 0
         self.errors = 0
         self.calls = 0
+        # the assignor's calls and memo hits in Spark's workers (the driver's chooser counts its own)
+        self.worker_calls = 0
+        self.worker_hits = 0
         self.init: list = []
         # the frontier (states at the deepest level) lives in the driver (``frontier``) or in
         # Spark (``frontier_rdd``: one (positions, states) bucket per partition, derived from the
@@ -651,7 +655,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
         "layouts": layouts,
         "edge_unforced": dict(getattr(monitor, "edge_unforced", {})),
         "judged": dict(monitor.judge.views) if getattr(monitor, "judge", None) is not None else {},
-        "counters": {"errors": graph.errors, "calls": graph.calls},
+        "counters": {"errors": graph.errors, "calls": graph.calls, "worker_calls": graph.worker_calls, "worker_hits": graph.worker_hits},
     }
     meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth, "reduced": graph.reduced}
     tables = {"states": (_STATES_SCHEMA, states), "expanded": (_EXPANDED_SCHEMA, expanded), "edges": (_EDGES_SCHEMA, edges)}
@@ -705,6 +709,8 @@ def _restore(graph: _Graph, store, identity: str) -> int:
     graph.reduced = loaded.meta.get("reduced", 0)  # ample expansions before the checkpoint (POR)
     graph.saved_edges = graph.edges
     graph.errors, graph.calls = blob["counters"]["errors"], blob["counters"]["calls"]
+    graph.worker_calls = blob["counters"].get("worker_calls", 0)
+    graph.worker_hits = blob["counters"].get("worker_hits", 0)
     graph.init = list(blob["init"])
     graph.frontier_here(frontier)
     if graph.run_monitor:
@@ -854,6 +860,8 @@ def explore_spark(
                 results = expanded.map(_records).collect()
                 graph.spark_levels += 1
                 graph.levels.append("s")
+                graph.worker_calls += sum(r["calls"] for r in results)
+                graph.worker_hits += sum(r["hits"] for r in results)
                 graph.job_seconds += time.perf_counter() - clock
             graph.task_seconds += sum(r["cpu"] for r in results)
             graph.reduced += sum(r["reduced"] for r in results)
@@ -898,6 +906,10 @@ def explore_spark(
             bc.destroy()
     if stopped is not None:
         complete, bound = False, stopped
+    chooser = getattr(model, "_chooser", None)
+    if chooser is not None and hasattr(chooser, "calls"):  # the report counts every process's calls, as a local run's
+        chooser.calls += graph.worker_calls
+        chooser.hits = getattr(chooser, "hits", 0) + graph.worker_hits
 
     exp = Exploration(model=model, fingerprinter=fingerprinter, symmetry=symmetry, por=por, reduced=graph.reduced)
     exp.init = graph.init

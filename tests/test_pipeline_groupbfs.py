@@ -317,3 +317,16 @@ def test_a_reduced_run_resumes_to_the_same_reduced_result(spark, tmp_path):
     assert resumed.reduced == local.reduced > 0
     with pytest.raises(InputError, match="another check"):  # a checkpoint of a reduced run is not one of a full run
         explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, resume=str(tmp_path / "ck"))
+
+
+def test_the_assignor_calls_of_spark_workers_are_counted(spark):
+    """Each worker keeps its own memo: a Spark run asks the assignor at least as often as a local
+    one, and looks up exactly as many views (calls + memo hits), all counted on the model's chooser."""
+    local_model, ctx = check("learner", "learner", instances=3, initial=2, events=2, standbys=0)
+    explore(local_model, monitor=RunMonitor(ctx, local_model))
+    spark_model, ctx = check("learner", "learner", instances=3, initial=2, events=2, standbys=0)
+    distributed = explore_spark(spark_model, monitor=RunMonitor(ctx, spark_model), spark=spark, local_below=0, partitions=3)
+    assert distributed.spark_stats["spark_levels"] > 1
+    local, remote = local_model._chooser, spark_model._chooser
+    assert remote.calls >= local.calls > 0
+    assert remote.calls + remote.hits == local.calls + local.hits
