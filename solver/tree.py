@@ -288,6 +288,13 @@ class _NodeLP:
             return False, tuple(zip(nonzero.tolist(), np.rint(ray[nonzero] * scale).astype(np.int64).tolist())), None
         return None
 
+    def probe(self, lower, upper) -> float:
+        """The LP's value with these bounds, as HiGHS's float (a hint for branching, never a proof; inf: no point)."""
+        answer = self.solve(lower, upper, None)
+        if answer is not None and not answer[0]:
+            return float("inf")
+        return float(self.h.getInfo().objective_function_value) if answer is not None else 0.0
+
     def basis(self):
         return self.h.getBasis()
 
@@ -342,7 +349,7 @@ def _branch(model: Linear, choices, point, lower, upper):
     return None if frac is None else ("split", frac[1], frac[2])
 
 
-def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 0) -> TreeProof:
+def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 8) -> TreeProof:
     """Search a tree proving ``model``'s integer least is at least ``target`` (module doc); its root only when :func:`check_tree` accepts it.
 
     ``choices``: ``(row, ordered variables)`` of choice rows to branch on first (row ``i`` of the
@@ -353,7 +360,10 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
         return TreeProof(None, 0, reason="a row with its lower bound above its upper: HiGHS takes no such row")
     exact = _Exact(model)
     phase1 = _Exact(_without_objective(model))
-    lp = _NodeLP(model)
+    try:
+        lp = _NodeLP(model)
+    except ImportError:  # a SciPy without HiGHS's Python module: no tree, the caller keeps its other proofs
+        return TreeProof(None, 0, reason="SciPy >= 1.15 is needed for HiGHS's LPs")
     solved = 0
 
     def expand(lower, upper):
@@ -362,11 +372,11 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             return Node(())
         seconds = None if deadline_end is None else deadline_end - time.monotonic()
         if (seconds is not None and seconds <= 0) or solved >= max_nodes:
-            raise _Stop("1")
+            raise _Stop("out of time or nodes")
         answer = lp.solve(lower, upper, seconds)
         solved += 1
         if answer is None:
-            raise _Stop("2")
+            raise _Stop("HiGHS gave no answer")
         feasible, multipliers, point = answer
         if not feasible:  # no point at all: the dual ray (either sign), scaled past the target
             for ray in (multipliers, tuple((i, -v) for i, v in multipliers)):
@@ -375,7 +385,7 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
                     floor = sum(min(c * lower[j], c * upper[j]) for j, c in model.objective.items())
                     t = max(1, math.floor((target - floor) / least) + 1)
                     return Node(tuple((i, t * v) for i, v in ray))
-            raise _Stop("3")
+            raise _Stop("no multipliers proved an empty node empty")
         bound, r = exact.bound(multipliers, lower, upper)
         if bound > target - 1:
             return Node(multipliers)
@@ -389,8 +399,7 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             for cand in cands:
                 gains = []
                 for lo, hi in _children(model, cand, lower, upper):
-                    got = lp.solve(lo, hi, None)
-                    gains.append(float("inf") if got is None or not got[0] else float(exact.bound(got[1], lo, hi)[0] - bound))
+                    gains.append(lp.probe(lo, hi) - float(bound))
                     lp.restore(basis)
                 scored.append((max(gains[0], 1e-3) * max(gains[1], 1e-3), cand))
             if scored:
@@ -401,7 +410,7 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             whole = [round(v) if model.integer[j] else v for j, v in enumerate(point)]
             if all(model.integer) and model.keeps(whole) and model.value(whole) < target:
                 raise _Better(tuple(whole))
-            raise _Stop("4")
+            raise _Stop("nothing to branch on below the target")
         return Node(multipliers, branch, tuple(_Pending(lo, hi) for lo, hi in _children(model, branch, lower, upper)))
 
     try:
