@@ -296,8 +296,6 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 out.spread_lower, out.spread_method = min(bound, width), "scip"
                 out.spread_proof = (f"SCIP's branch and bound over the box-choice model finds no layout of spread <= {out.spread_lower - 1} "
                                     f"(the LP relaxation's multipliers, checked here, prove {lp.integer_bound}): the solver's word")
-    if best is not None and out.spread_method == "scip" and not deadline.passed:  # SCIP's word, re-proven by a tree rebalproof checks
-        prove_spread(out.spread_lower, 0.5)
     out.best = best
     if best is None or width > out.spread_lower or deadline.passed:
         return out
@@ -329,7 +327,10 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 out.cost_lower, out.cost_method = min(bound, out.best[3].cost), "scip"
                 out.cost_proof = (f"SCIP's branch and bound over the box-choice model at spread {width} finds no layout cheaper than "
                                   f"{out.cost_lower} (the bounds checked here prove {checked_lower}): the solver's word")
-    if out.cost_method == "scip" and not deadline.passed:  # SCIP's word, re-proven by a tree rebalproof checks
+    # SCIP's words, re-proven by trees rebalproof checks, once both optima are known (the spread's first: the moves' optimum rests on it)
+    if out.spread_method == "scip" and not deadline.passed:
+        prove_spread(out.spread_lower, 0.5 if out.cost_method == "scip" else 0.9)
+    if out.cost_method == "scip" and not deadline.passed:
         proof = tree(costed, out.cost_lower, 0.9)
         if proof is not None:
             out.cost_method, out.cost_proof = "lp-tree", _tree_words(costed, proof, "cost", out.cost_lower, checked_lower)
