@@ -39,7 +39,7 @@ from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.option_bound import tighten
-from rebalproof.solver.tree import prove_at_least
+from rebalproof.solver.tree import dive, prove_at_least
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -280,8 +280,19 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         if proof is not None:
             out.spread_lower, out.spread_method, out.spread_proof = target, "lp-tree", _tree_words(model, proof, "spread", target, spread_lp.integer_bound)
 
+    def dived(linear, share):
+        """The layout of an LP dive over ``linear`` (every group's option fixed one by one as the LP weighs them), or None."""
+        left = _left(deadline)
+        end = None if left is None else time.monotonic() + share * left
+        point = timed("LP dive", lambda: dive(linear.model, linear.choices(), deadline_end=end))
+        return None if point is None else stage3(*linear.rounded(point))
+
+    if (width is None or width > out.spread_lower) and not deadline.passed:
+        found = dived(model, 0.2)
+        if found is not None and (width is None or spread_of(found[0]) < width):
+            best, width = found, spread_of(found[0])
     if width is not None and width == out.spread_lower + 1 and not deadline.passed:  # one short of the LP: a checked tree may close it without SCIP
-        prove_spread(width, 0.25)
+        prove_spread(width, 0.1)
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
@@ -316,6 +327,10 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
         if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
             out.best = rounded
+    if out.best[3].cost > out.cost_lower and not deadline.passed:
+        found = dived(costed, 0.2)
+        if found is not None and spread_of(found[0]) <= width and found[3].cost < out.best[3].cost:
+            out.best = found
     checked_lower = out.cost_lower
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(costed.model, seconds=scip_seconds(), hint=costed.point(out.best[0])))

@@ -41,7 +41,7 @@ from scipy import sparse
 
 from rebalproof.solver.linear import Linear
 
-__all__ = ["Node", "TreeProof", "check_tree", "prove_at_least"]
+__all__ = ["Node", "TreeProof", "check_tree", "dive", "prove_at_least"]
 
 SCALE = 1 << 24
 """Multipliers are numerators over this denominator (GLOP's floats rounded to it)."""
@@ -450,3 +450,50 @@ class _Better(Exception):
     def __init__(self, point):
         super().__init__("an integer point below the target")
         self.point = point
+
+
+def dive(model: Linear, choices, *, deadline_end: float | None = None) -> list[float] | None:
+    """An LP point with every choice row's pick whole, by diving (a heuristic for layouts, not a proof): None if none is found in time.
+
+    Repeatedly: solve the LP, keep every group already picked whole, and pick for the most decided
+    fractional group the option the LP weighs most (the others' upper bounds 0). When that leaves no
+    point, that option is forbidden instead and the dive goes on. With every group's option fixed
+    what remains of the box-choice model is a flow within boxes, which the caller solves.
+    """
+    try:
+        lp = _NodeLP(model)
+    except ImportError:
+        return None
+    lower, upper = list(model.lower), list(model.upper)
+    last, saved = None, {}
+    while True:
+        seconds = None if deadline_end is None else deadline_end - time.monotonic()
+        if seconds is not None and seconds <= 0:
+            return None
+        answer = lp.solve(lower, upper, seconds)
+        if answer is None:
+            return None
+        feasible, _, point = answer
+        if not feasible:
+            if last is None:
+                return None
+            group, pick = last
+            for j in group:
+                upper[j] = saved[j]
+            upper[pick] = 0
+            last = None
+            continue
+        open_groups = []
+        for _, order in choices:
+            live = [j for j in order if upper[j] > 0]
+            top = max(live, key=lambda j: (point[j], -order.index(j)))
+            if len(live) > 1:
+                open_groups.append((point[top], order, top))
+        if not open_groups:
+            return point
+        weight, order, top = max(open_groups, key=lambda g: g[0])
+        saved = {j: upper[j] for j in order}
+        for j in order:
+            if j != top:
+                upper[j] = 0
+        last = (order, top)

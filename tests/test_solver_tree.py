@@ -153,3 +153,22 @@ def test_doctests():
     from rebalproof.solver import tree
 
     assert doctest.testmod(tree).failed == 0
+
+
+@settings(max_examples=60)
+@given(choice_models())
+def test_a_dive_picks_one_whole_option_per_group(case):
+    """The dive (a heuristic for layouts) ends with every group's pick whole and the rows kept, or gives up: never a half-picked point."""
+    from rebalproof.solver.tree import dive
+
+    m, groups = case
+    if any(lo is not None and hi is not None and lo > hi for _, lo, hi in m.rows):
+        return
+    point = dive(m, groups)
+    if point is None:
+        return
+    for _, zs in groups:
+        assert sorted(round(point[z], 6) for z in zs)[-1] == 1.0 and sum(round(point[z], 6) for z in zs) == 1.0
+    for terms, lo, hi in m.rows:
+        s = sum(a * point[j] for j, a in terms.items())
+        assert (lo is None or s >= lo - 1e-6) and (hi is None or s <= hi + 1e-6)
