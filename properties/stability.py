@@ -31,7 +31,7 @@ from rebalproof.properties.copies import no_colocation, one_active, standby_coun
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "same_copies", "fixpoint", "stable"]
+__all__ = ["fixpoint_premise", "premise_holds", "same_copies", "fixpoint", "stable"]
 
 _MAX_LISTED = 6
 
@@ -72,6 +72,25 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
             if not is_caught_up(view, member, task_id):
                 reasons.append(f"active {task_id} on {member} is not caught up (lag {lag_of(view, member, task_id)})")
     return tuple(reasons)
+
+
+def premise_holds(view: RebalanceInput) -> bool:
+    """``not fixpoint_premise(view)``, asking the cheapest questions first and stopping at the first no.
+
+    The run's judge (:mod:`rebalproof.properties.run_rebalance`) asks it of every answer it
+    judges and keeps only the status: where the premise fails ``fixpoint`` holds vacuously and
+    its reasons are not needed. Leaving members and lagging actives are read off the view; an
+    unbalanced current assignment is the next most common reason; only a view that passes those
+    is given to :func:`fixpoint_premise` whole, so the answer is the same by construction.
+    """
+    if any(m.leaving for m in view.members):
+        return False
+    for task_id in view.stateful_task_ids:
+        if not all(is_caught_up(view, member, task_id) for member in view.owners(task_id)):
+            return False
+    if not measure_balance(view, current_assignment(view)).balanced:
+        return False
+    return not fixpoint_premise(view)
 
 
 def _shape(held: MemberAssignment) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -29,6 +29,8 @@ from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import protocol
 from rebalproof.model.toy_assignors import RoundRobin
 
+from test_assignor_ha import views as ha_views
+
 
 def test_memoised_fingerprints_are_the_plain_ones_on_every_explored_state():
     model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(events=1), assignor=builtin("ha").make(), assignor_name="ha")
@@ -290,3 +292,40 @@ def test_order_memo_asks_about_the_view_itself_when_string_and_natural_order_dis
     memo = OrderMemo(last_gets_all)
     view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I2"), Member(id="I10")))
     assert memo(view).of("I2").active == ("0_0",) and asked == [("I2", "I10")]
+
+
+@pytest.mark.parametrize(
+    "proto, assignor, bounds",
+    [
+        ("cooperative", "ha", Bounds(events=2)),
+        ("eager", "sticky", Bounds(events=2, capacities=(2, 1, 1))),
+        ("learner", "learner", Bounds(events=2)),  # leaving members
+    ],
+)
+def test_the_judges_quick_fixpoint_premise_is_the_premise_on_every_view(proto, assignor, bounds):
+    """:func:`~rebalproof.properties.stability.premise_holds` (the judge skips ``fixpoint`` where it
+    is false) answers as :func:`fixpoint_premise` on every view an exploration asks, both ways."""
+    from rebalproof.properties.stability import fixpoint_premise, premise_holds
+
+    model = GroupModel(protocol=protocol(proto), bounds=bounds, assignor=builtin(assignor).make(), assignor_name=assignor)
+    explore(model)
+    views = model.views_asked()
+    quick = [premise_holds(v) for v in views]
+    assert quick == [not fixpoint_premise(v) for v in views]
+    assert any(quick) and not all(quick), (sum(quick), len(quick))
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_the_quick_fixpoint_premise_is_the_premise_on_any_view(data):
+    from rebalproof.properties.common import current_assignment
+    from rebalproof.properties.stability import fixpoint_premise, premise_holds
+
+    view = data.draw(ha_views())
+    if data.draw(st.booleans()):  # settle it: ha's answer held, every copy caught up (the premise often holds)
+        answer = builtin("ha").make()(view)
+        view = view.replace(members=tuple(
+            m.__class__(id=m.id, capacity=m.capacity, leaving=m.leaving, lags={t: 0 for t in view.stateful_task_ids},
+                        **{r: getattr(answer.of(m.id), r) for r in ("active", "standby", "warmup")})
+            for m in view.members))
+    assert premise_holds(view) == (not fixpoint_premise(view)), current_assignment(view)
