@@ -83,15 +83,18 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
     """Balance of ``assignment`` over the input's non-leaving members (copies of unknown tasks ignored)."""
     members = [m for m in view.members if not m.leaving]
     caps = {m.id: m.capacity for m in members}
-    actives = {m.id: len(assignment.of(m.id).active) for m in members}
-    copies = {m.id: len(assignment.of(m.id).copies) for m in members}
+    held = [(m.id, assignment.of(m.id)) for m in members]
+    actives = {m: len(a.active) for m, a in held}
+    copies = {m: len(a.active) + len(a.standby) + len(a.warmup) for m, a in held}
     per_sub: dict[str, dict[str, int]] = {}
     for task_id in view.task_ids:
-        per_sub.setdefault(subtopology_of(task_id), {m.id: 0 for m in members})
-    for m in members:
-        for task_id in assignment.of(m.id).active:
+        sub = subtopology_of(task_id)
+        if sub not in per_sub:
+            per_sub[sub] = dict.fromkeys(caps, 0)
+    for m, a in held:
+        for task_id in a.active:
             if view.has_task(task_id):
-                per_sub[subtopology_of(task_id)][m.id] += 1
+                per_sub[subtopology_of(task_id)][m] += 1
     subs = tuple((s, spread(per_sub[s], caps)) for s in sorted_ids(per_sub))
     return BalanceReport(
         active_within_one=within_one(actives, caps),
