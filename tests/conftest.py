@@ -1,5 +1,6 @@
 """Shared test set-up: the derandomized hypothesis profile for CI, and the repository root."""
 
+import functools
 import os
 import re
 import tempfile
@@ -112,26 +113,49 @@ def _group(path: Path) -> str | None:
     return f"spark-{path.stem}" if _SPARK.search(path.read_text(encoding="utf-8")) else None
 
 
+@functools.cache
+def _file_group(path: str) -> str | None:
+    return _group(ROOT / path)
+
+
+def _unit(nodeid: str) -> str | None:
+    """The group a test id belongs to (None: the test is a unit of its own).
+
+    Decided from the id alone, in the controller: pytest 9 names an item by ``_id``, so
+    pytest-xdist 3.8's ``--dist loadgroup`` (which appends ``@group`` to ``_nodeid`` in the
+    workers) groups nothing there, and every group was spread over both processes."""
+    if "@" in nodeid.rsplit("]", 1)[-1]:  # pytest 8: xdist's own suffix for an xdist_group mark
+        nodeid = nodeid.rsplit("@", 1)[0]
+    path, _, rest = nodeid.partition("::")
+    return _ALONE.get(rest.rsplit("::", 1)[-1].split("[", 1)[0]) or _file_group(path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadgroup``: xdist's scope scheduler with our units (:func:`_unit`) as scopes."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid) or nodeid
+
+    return Units(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist") or not getattr(config.option, "dist", "no") == "loadgroup":
-        return
-    groups: dict[Path, str | None] = {}
-    for item in items:
-        path = Path(str(item.path))
-        if path not in groups:
-            groups[path] = _group(path)
-        group = _ALONE.get(getattr(item, "originalname", item.name)) or groups[path]
-        if group and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=_rank)  # stable: within a rank, collection order
+    """In the workers (xdist sets ``loadgroup`` there, ``dist`` to "no"), the collection in
+    :data:`_LONGEST_FIRST` order: the scheduler hands units out in collection order."""
+    if getattr(config.option, "loadgroup", False):
+        items.sort(key=lambda item: _rank(item.nodeid))  # stable: within a rank, collection order
 
 
-def _rank(item) -> int:
-    marker = item.get_closest_marker("xdist_group")
-    unit = marker.args[0] if marker and marker.args else marker.kwargs.get("name") if marker else None
+def _rank(nodeid: str) -> int:
+    unit = _unit(nodeid)
     for rank, name in enumerate(_LONGEST_FIRST):
-        if unit == name or (unit is None and item.nodeid.startswith(name)):
+        if unit == name or (unit is None and nodeid.startswith(name)):
             return rank
     return len(_LONGEST_FIRST)
 
