@@ -19,13 +19,16 @@ bounds; :func:`check_tree` recomputes, by exact arithmetic, the bound they prove
 
 Every integer point below ``target`` lies in some leaf, and no leaf holds one: the claim.
 
-The search (:func:`prove_at_least`) solves each node's LP by HiGHS, warm started (only bounds
-change); a node with no point at all is closed by HiGHS's dual ray scaled up (a Farkas
-certificate: a bound above ``target`` like any other). Multipliers are
-rounded to multiples of ``2**-24``; the check is exact whatever they are (a wrong multiplier
-only weakens a bound, and then the check fails, never passes). It branches first on the choice
-rows it is given (options ordered, e.g. by width: the split falls where the LP's weight passes
-half), then on the most fractional integer variable; depth first.
+The search (:func:`prove_at_least`) solves each node's LP by HiGHS (SciPy's copy), warm started
+(only bounds change); a node with no point at all is closed by HiGHS's dual ray, or a phase-one
+LP's multipliers, scaled past the target (a Farkas certificate: a bound like any other).
+Multipliers are rounded to multiples of ``2**-24``; the check is exact whatever they are (a wrong
+multiplier only weakens a bound, and then the check fails, never passes). Branches: for each of
+the choice rows it is given (options ordered, e.g. narrowest first) the split where the LP's
+weight passes half; of the eight most balanced, both children of each are solved (strong
+branching) and the one raising both bounds most is taken; with no such split, the most
+fractional integer variable. Depth first. The tree is re-checked by :func:`check_tree` before
+it is returned. :func:`dive` is the search's heuristic sibling: it finds points, not proofs.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from rebalproof.solver.linear import Linear
 __all__ = ["Node", "TreeProof", "check_tree", "dive", "prove_at_least"]
 
 SCALE = 1 << 24
-"""Multipliers are numerators over this denominator (GLOP's floats rounded to it)."""
+"""Multipliers are numerators over this denominator (HiGHS's floats rounded to it)."""
 
 
 @dataclass(frozen=True)
@@ -422,7 +425,7 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             for child in node.children:
                 kids.append(expand(child.lower, child.upper) if isinstance(child, _Pending) else child)
                 stack.append(kids[-1])
-            object.__setattr__(node, "children", tuple(kids))
+            object.__setattr__(node, "children", tuple(kids))  # each node's children set once, while the tree is built, never after
     except _Better as better:
         return TreeProof(None, solved, better.point)
     except _Stop as stop:
