@@ -327,10 +327,6 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
         if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
             out.best = rounded
-    if out.best[3].cost > out.cost_lower and not deadline.passed:
-        found = dived(costed, 0.2)
-        if found is not None and spread_of(found[0]) <= width and found[3].cost < out.best[3].cost:
-            out.best = found
     checked_lower = out.cost_lower
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(costed.model, seconds=scip_seconds(), hint=costed.point(out.best[0])))

@@ -291,9 +291,9 @@ class _NodeLP:
             return False, tuple(zip(nonzero.tolist(), np.rint(ray[nonzero] * scale).astype(np.int64).tolist())), None
         return None
 
-    def probe(self, lower, upper) -> float:
+    def probe(self, lower, upper, seconds: float | None) -> float:
         """The LP's value with these bounds, as HiGHS's float (a hint for branching, never a proof; inf: no point)."""
-        answer = self.solve(lower, upper, None)
+        answer = self.solve(lower, upper, seconds)
         if answer is not None and not answer[0]:
             return float("inf")
         return float(self.h.getInfo().objective_function_value) if answer is not None else 0.0
@@ -402,7 +402,10 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             for cand in cands:
                 gains = []
                 for lo, hi in _children(model, cand, lower, upper):
-                    gains.append(lp.probe(lo, hi) - float(bound))
+                    seconds = None if deadline_end is None else deadline_end - time.monotonic()
+                    if seconds is not None and seconds <= 0:
+                        raise _Stop("out of time or nodes")
+                    gains.append(lp.probe(lo, hi, seconds) - float(bound))
                     lp.restore(basis)
                 scored.append((max(gains[0], 1e-3) * max(gains[1], 1e-3), cand))
             if scored:
