@@ -34,7 +34,7 @@ verify: $(STAMP) java
 	$(BIN)/rebalproof verify
 
 test: $(STAMP) java browser
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 3 --dist loadgroup
 
 bench: $(STAMP) java
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'

@@ -69,34 +69,36 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"fuzzing: {reader}: {outcome['cases']} cases ({detail})")
 
 
-# -- running in parallel (make test: pytest -n 2 --dist loadgroup) -----------------------------
-# Each test process starts its own Spark driver (a JVM) the first time a test needs Spark and keeps
-# it for the rest of the run (pipeline/session.py); with two processes that is two JVMs at most,
-# however the tests are spread. The tests of one Spark file stay together (their module and
-# session fixtures -- a session, a reference exploration -- are built once), but the files are
-# spread over both processes like every other test, so neither waits while the other runs all of
-# Spark. Tests that share fixed paths outside tmp_path run in one process too. Without -n nothing
-# changes.
+# -- running in parallel (make test: pytest -n 3 --dist loadgroup) -----------------------------
+# Three test processes on the 2-core machine: the tests that run Spark in the test process wait
+# a good part of their time (small Spark jobs, checkpoints, a killed run's restart), and the
+# other two processes fill those waits with plain Python tests. The Spark tests are two units,
+# each run by one process with its own Spark driver (a JVM, kept for the rest of the run:
+# pipeline/session.py): test_pipeline_groupbfs.py ("spark-groupbfs") and every other Spark file
+# ("spark"); both are handed out first. Measured with the groups of the last run: -n 2 with the
+# Spark files spread over both processes, 213 s; -n 2 with one Spark unit, 205 s (its waits
+# beside one Python process left the machine a third idle); -n 3 with the two units, 187 s at
+# 1.9 cores busy. Tests that share fixed paths outside tmp_path run in one process too. Without
+# -n nothing changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
 # test_readme.py's module fixture runs every README command (make verify's suite, a Spark resume
-# among them): in one process, it runs once; spread over two, each ran all of it.
+# among them, each in its own subprocess): in one process, it runs once.
 _OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "readme"}
-_ALONE = {"test_equal_at_100k_states_with_the_default_hybrid": "spark-100k"}  # the heaviest test: in its own group
+_SPARK_OWN = {"test_pipeline_groupbfs.py": "spark-groupbfs"}
 #: The longest units of work, longest first (seconds of one process, measured on a quiet machine):
 #: they are handed out first, so that both processes end together instead of one waiting while
 #: the other runs a long test that happened to come late in the collection (longest-first
-#: scheduling). A unit is an xdist group or one test, named by its group or a prefix of its id;
-#: the rest keep collection order, after these.
+#: scheduling). A unit is a group or one test, named by its group or a prefix of its id; the
+#: rest keep collection order, after these.
 _LONGEST_FIRST = (
-    "spark-test_pipeline_groupbfs",  # ~90 s
-    "spark-100k",  # ~40 s
-    "spark-test_pipeline_bfs",  # ~40 s
-    "readme",  # ~30 s
-    "tests/test_manifest.py::test_manifest_row",  # ~80 s in ~60 tests
-    "tests/test_fuzz_readers.py",  # ~35 s
-    "tests/test_group_capacities.py",  # ~30 s
-    "spark-test_check_engine_spark",  # ~10 s
-    "tests/test_stable_exact.py",  # ~18 s
+    "spark-groupbfs",  # ~110 s with Python beside it
+    "spark",  # ~70 s
+    "readme",  # ~20 s
+    "tests/test_manifest.py::test_manifest_row",  # ~60 s in ~60 tests
+    "tests/test_fuzz_readers.py",  # ~28 s
+    "tests/test_group_capacities.py",  # ~24 s
+    "tests/test_fast_core.py",  # ~14 s
+    "tests/test_stable_exact.py",
     "tests/test_solver_engines.py",
     "tests/test_strategies_builtins.py",
     "tests/test_labels.py",
@@ -110,7 +112,9 @@ _LONGEST_FIRST = (
 def _group(path: Path) -> str | None:
     if path.name in _OWN_GROUP:
         return _OWN_GROUP[path.name]
-    return f"spark-{path.stem}" if _SPARK.search(path.read_text(encoding="utf-8")) else None
+    if path.name in _SPARK_OWN:
+        return _SPARK_OWN[path.name]
+    return "spark" if _SPARK.search(path.read_text(encoding="utf-8")) else None
 
 
 @functools.cache
@@ -126,8 +130,8 @@ def _unit(nodeid: str) -> str | None:
     workers) groups nothing there, and every group was spread over both processes."""
     if "@" in nodeid.rsplit("]", 1)[-1]:  # pytest 8: xdist's own suffix for an xdist_group mark
         nodeid = nodeid.rsplit("@", 1)[0]
-    path, _, rest = nodeid.partition("::")
-    return _ALONE.get(rest.rsplit("::", 1)[-1].split("[", 1)[0]) or _file_group(path)
+    path = nodeid.partition("::")[0]
+    return _file_group(path)
 
 
 @pytest.hookimpl(tryfirst=True)
