@@ -81,9 +81,9 @@ def pytest_terminal_summary(terminalreporter):
 # 1.9 cores busy. Tests that share fixed paths outside tmp_path run in one process too. Without
 # -n nothing changes.
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
-# test_readme.py's module fixture runs every README command (make verify's suite, a Spark resume
-# among them, each in its own subprocess): in one process, it runs once.
-_OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "readme"}
+# test_readme.py's module fixture runs every README command once, in one process: the Spark
+# ones (a checkpointed check and its resume) in the test process, so with the other Spark files.
+_OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "spark"}
 _SPARK_OWN = {"test_pipeline_groupbfs.py": "spark-groupbfs"}
 #: The longest units of work, longest first (seconds of one process, measured on a quiet machine):
 #: they are handed out first, so that both processes end together instead of one waiting while
@@ -92,8 +92,7 @@ _SPARK_OWN = {"test_pipeline_groupbfs.py": "spark-groupbfs"}
 #: rest keep collection order, after these.
 _LONGEST_FIRST = (
     "spark-groupbfs",  # ~110 s with Python beside it
-    "spark",  # ~70 s
-    "readme",  # ~20 s
+    "spark",  # ~95 s
     "tests/test_manifest.py::test_manifest_row",  # ~60 s in ~60 tests
     "tests/test_fuzz_readers.py",  # ~28 s
     "tests/test_group_capacities.py",  # ~24 s
