@@ -142,7 +142,12 @@ def _blank(text: str, skip: re.Pattern) -> str:
 def _check_depth(text: str, skip: re.Pattern, where: str, structure: str | None = None) -> None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return
-    structure = _blank(text, skip) if structure is None else structure
+    if structure is None:
+        # the brackets outside strings, in order, are the same with the strings cut out (in C)
+        # as with them blanked (a Python call per string): blank them only to name the place
+        if _depth_problem(skip.sub("", text), MAX_DEPTH) is None:
+            return
+        structure = _blank(text, skip)
     at = _depth_problem(structure, MAX_DEPTH)
     if at is not None:
         raise InputError(
