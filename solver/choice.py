@@ -39,7 +39,7 @@ from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.option_bound import tighten
-from rebalproof.solver.tree import dive, prove_at_least
+from rebalproof.solver.tree import prove_at_least
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -280,27 +280,8 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         if proof is not None:
             out.spread_lower, out.spread_method, out.spread_proof = target, "lp-tree", _tree_words(model, proof, "spread", target, spread_lp.integer_bound)
 
-    def dived(linear, share):
-        """The layout of an LP dive over ``linear`` (every group's option fixed one by one as the LP weighs them), or None."""
-        left = _left(deadline)
-        end = None if left is None else time.monotonic() + share * left
-        point = timed("LP dive", lambda: dive(linear.model, linear.choices(), deadline_end=end))
-        return None if point is None else stage3(*linear.rounded(point))
-
-    # The dive's layout is taken only once its spread is proven least: a layout of spread above the
-    # optimum, its moves least only within its own boxes, may move a stateless task the oracle's
-    # `stable` finds needless (leaving 100x1000 seed 441: spread 186, rejected), so a timeout keeps
-    # the layouts it kept before (the LP's boxes, SCIP's)
-    dived_layout = None
-    if (width is None or width > out.spread_lower) and not deadline.passed:
-        found = dived(model, 0.2)
-        if found is not None and (width is None or spread_of(found[0]) < width):
-            dived_layout = found
-    target = width if dived_layout is None else spread_of(dived_layout[0])
-    if target is not None and target == out.spread_lower + 1 and not deadline.passed:  # one short of the LP: a checked tree may close it without SCIP
-        prove_spread(target, 0.1)
-    if dived_layout is not None and spread_of(dived_layout[0]) <= out.spread_lower:
-        best, width = dived_layout, spread_of(dived_layout[0])
+    if width is not None and width == out.spread_lower + 1 and not deadline.passed:  # one short of the LP: a checked tree may close it without SCIP
+        prove_spread(width, 0.1)
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
