@@ -305,22 +305,29 @@ class _NodeLP:
         self.h.setBasis(basis)
 
 
+def _choice_split(i, order, point, upper):
+    """(balance, branch) of choice row ``i``'s split where the LP's weight passes half, or None
+    when fewer than two live options carry weight or the split is not balanced at all."""
+    live = [j for j in order if upper[j] > 0]
+    if len(live) < 2 or sum(1 for j in live if point[j] > 1e-6) < 2:
+        return None
+    mass, cut = 0.0, 0
+    for cut, j in enumerate(live[:-1], start=1):
+        mass += point[j]
+        if mass >= 0.5:
+            break
+    share = sum(point[j] for j in live[:cut])
+    score = min(share, 1 - share)
+    return (score, ("choice", i, tuple(live[cut:]))) if score > 1e-6 else None
+
+
 def _candidates(model: Linear, choices, point, lower, upper):
     """Choice-row splits where the LP's weight passes half, most balanced first."""
     out = []
     for i, order in choices:
-        live = [j for j in order if upper[j] > 0]
-        if len(live) < 2 or sum(1 for j in live if point[j] > 1e-6) < 2:
-            continue
-        mass, cut = 0.0, 0
-        for cut, j in enumerate(live[:-1], start=1):
-            mass += point[j]
-            if mass >= 0.5:
-                break
-        share = sum(point[j] for j in live[:cut])
-        score = min(share, 1 - share)
-        if score > 1e-6:
-            out.append((-score, i, ("choice", i, tuple(live[cut:]))))
+        split = _choice_split(i, order, point, upper)
+        if split is not None:
+            out.append((-split[0], i, split[1]))
     out.sort()
     return [b for _, _, b in out]
 
@@ -329,18 +336,9 @@ def _branch(model: Linear, choices, point, lower, upper):
     """The branch of a node: the first most balanced split of a choice row's options by the LP's weight, else the most fractional integer variable."""
     best = None
     for i, order in choices:
-        live = [j for j in order if upper[j] > 0]
-        if len(live) < 2 or sum(1 for j in live if point[j] > 1e-6) < 2:
-            continue
-        mass, cut = 0.0, 0
-        for cut, j in enumerate(live[:-1], start=1):
-            mass += point[j]
-            if mass >= 0.5:
-                break
-        share = sum(point[j] for j in live[:cut])
-        score = min(share, 1 - share)
-        if score > 1e-6 and (best is None or score > best[0]):
-            best = (score, ("choice", i, tuple(live[cut:])))
+        split = _choice_split(i, order, point, upper)
+        if split is not None and (best is None or split[0] > best[0]):
+            best = split
     if best is not None:
         return best[1]
     frac = None
