@@ -83,8 +83,7 @@ def pytest_terminal_summary(terminalreporter):
 _SPARK = re.compile(r"spark_session|explore_spark|check_corpus_spark|--engine\W+spark|engine spark")
 # test_readme.py's module fixture runs every README command once, in one process: the Spark
 # ones (a checkpointed check and its resume) in the test process, so with the other Spark files.
-_OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "spark"}
-_SPARK_OWN = {"test_pipeline_groupbfs.py": "spark-groupbfs"}
+_OWN_GROUP = {"test_examples.py": "examples", "test_readme.py": "spark", "test_pipeline_groupbfs.py": "spark-groupbfs"}
 #: The longest units of work, longest first (seconds of one process, measured on a quiet machine):
 #: they are handed out first, so that both processes end together instead of one waiting while
 #: the other runs a long test that happened to come late in the collection (longest-first
@@ -108,17 +107,13 @@ _LONGEST_FIRST = (
 )
 
 
-def _group(path: Path) -> str | None:
-    if path.name in _OWN_GROUP:
-        return _OWN_GROUP[path.name]
-    if path.name in _SPARK_OWN:
-        return _SPARK_OWN[path.name]
-    return "spark" if _SPARK.search(path.read_text(encoding="utf-8")) else None
-
-
 @functools.cache
 def _file_group(path: str) -> str | None:
-    return _group(ROOT / path)
+    """The group of the tests in ``path`` (relative to the repository), None when they have none."""
+    name = Path(path).name
+    if name in _OWN_GROUP:
+        return _OWN_GROUP[name]
+    return "spark" if _SPARK.search((ROOT / path).read_text(encoding="utf-8")) else None
 
 
 def _unit(nodeid: str) -> str | None:
