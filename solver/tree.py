@@ -379,8 +379,9 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
         if answer is None:
             raise _Stop("HiGHS gave no answer")
         feasible, multipliers, point = answer
-        if not feasible:  # no point at all: the dual ray (either sign), scaled past the target
-            for ray in (multipliers, tuple((i, -v) for i, v in multipliers)):
+        if not feasible:  # no point at all: the dual ray (either sign), else the phase-one LP's multipliers, scaled past the target
+            rays = [multipliers, tuple((i, -v) for i, v in multipliers)]
+            for ray in _rays(rays, lp, lower, upper, deadline_end):
                 least, _ = phase1.bound(ray, lower, upper)
                 if least > 0:
                     floor = sum(min(c * lower[j], c * upper[j]) for j, c in model.objective.items())
@@ -432,6 +433,17 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
     except _Stop as stop:
         return TreeProof(None, solved, reason=str(stop))
     return TreeProof(root if check_tree(model, target, root) else None, solved)
+
+
+def _rays(rays, lp: _NodeLP, lower, upper, deadline_end):
+    """The given rays, then the phase-one LP's multipliers (HiGHS's ray, rounded, can miss on rows with large coefficients)."""
+    yield from rays
+    if lp.phase_one is None:
+        lp.phase_one = _NodeLP(lp.model, elastic=True)
+    seconds = None if deadline_end is None else deadline_end - time.monotonic()
+    answer = lp.phase_one.solve(lower, upper, seconds)
+    if answer is not None:
+        yield answer[1]
 
 
 def _without_objective(model: Linear) -> Linear:

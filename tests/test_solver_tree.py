@@ -172,3 +172,35 @@ def test_a_dive_picks_one_whole_option_per_group(case):
     for terms, lo, hi in m.rows:
         s = sum(a * point[j] for j, a in terms.items())
         assert (lo is None or s >= lo - 1e-6) and (hi is None or s <= hi + 1e-6)
+
+
+def test_an_empty_node_is_closed_by_phase_one_when_the_ray_misses():
+    """Where HiGHS's ray (rounded) proves nothing, the phase-one LP's multipliers prove the node empty, checked like any bound."""
+    from rebalproof.solver.tree import _Exact, _NodeLP, _rays, _without_objective
+
+    m = Linear()
+    x, y = m.var(0, 1), m.var(0, 1)
+    m.row({x: 3, y: 5}, lo=9)  # at most 8 within the bounds: no point at all
+    m.minimise({x: 1})
+    lp = _NodeLP(m)
+    bare = _Exact(_without_objective(m))
+    useless = ((0, 0),)
+    proofs = [ray for ray in _rays([useless], lp, m.lower, m.upper, None) if bare.bound(ray, m.lower, m.upper)[0] > 0]
+    assert proofs and useless not in proofs
+    proof = prove_at_least(m, 10**6)
+    assert proof.root is not None and check_tree(m, 10**6, proof.root)
+
+
+def test_scip_is_given_a_proven_bound_as_a_row_of_a_copy():
+    """The row ``objective >= lower`` goes to SCIP's copy only; SCIP's point keeps it and the model is untouched."""
+    from rebalproof.solver.choice import _at_least
+    from rebalproof.solver.linear import integer_solution
+
+    m = Linear()
+    x, y = m.var(0, 3), m.var(0, 3)
+    m.row({x: 1, y: 1}, lo=1)
+    m.minimise({x: 2, y: 3})
+    bounded = _at_least(m, 3)
+    assert len(m.rows) == 1 and len(bounded.rows) == 2
+    status, point, bound = integer_solution(bounded, seconds=10)
+    assert status == "optimal" and m.value(point) == 3 and bound == 3
