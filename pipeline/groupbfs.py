@@ -53,10 +53,14 @@ from rebalproof.pipeline.frontier import (
 )
 from rebalproof.pipeline.hadoopfs import qualify
 from rebalproof.pipeline.space import as_int64
+from rebalproof.pipeline.visited import DriverVisited, PartitionedVisited
 
 __all__ = ["explore_spark", "spark_explorer", "Checkpointing"]
 
 _NOT_STABLE = 0xFFFFFFFF
+#: the visited set moves from the driver to Spark (partitioned) at the first Spark level that
+#: starts with this many states visited (16 bytes a state in the driver until then)
+PARTITION_VISITED_AT = 100_000
 
 
 class _Job:
@@ -287,8 +291,9 @@ class _Graph:
         self.fingerprinter = fingerprinter
         self.monitor = monitor
         self.run_monitor = run_monitor
-        self.fp_sorted = np.empty(0, dtype=np.int64)
-        self.idx_sorted = np.empty(0, dtype=np.int64)
+        # fingerprint -> state index: in the driver until it is moved to Spark (partitioned)
+        self.visited: DriverVisited | PartitionedVisited = DriverVisited()
+        self.partitioned_at: int | None = None  # the level whose expansion moved it, if it moved
         self.fps: list[np.ndarray] = []  # per level, BFS order
         self.parent: list[np.ndarray] = []
         self.via: list[np.ndarray] = []
@@ -326,16 +331,12 @@ class _Graph:
         self.merge_seconds = 0.0  # wall time merging levels in the driver (the workers idle)
         self.driver_seconds = 0.0  # wall time expanding small levels in the driver
         self.reduced = 0  # expansions that followed an ample set (partial-order reduction)
+        self.resolve_seconds = 0.0  # wall time asking the visited set (a Spark job a level once partitioned)
 
-    def _index(self, fps: np.ndarray, indices: np.ndarray) -> None:
-        order = np.argsort(fps, kind="stable")
-        fps, indices = fps[order], indices[order]
-        at = np.searchsorted(self.fp_sorted, fps)
-        self.fp_sorted = np.insert(self.fp_sorted, at, fps)
-        self.idx_sorted = np.insert(self.idx_sorted, at, indices)
-
-    def lookup(self, fps: np.ndarray) -> np.ndarray:
-        return self.idx_sorted[np.searchsorted(self.fp_sorted, fps)]
+    def partition_visited(self, context, partitions: int, level: int) -> None:
+        """Move the visited set from the driver to Spark, partitioned by fingerprint hash."""
+        self.visited = PartitionedVisited(context, self.visited, partitions)
+        self.partitioned_at = level
 
     def start(self) -> None:
         fps, states = [], []
@@ -351,7 +352,7 @@ class _Graph:
         self.parent.append(np.full(len(fps), -1, dtype=np.int64))
         self.via.append(np.full(len(fps), -1, dtype=np.int64))
         self.first_edge.append(np.full(len(fps), -1, dtype=np.int64))
-        self._index(fps, np.arange(len(fps), dtype=np.int64))
+        self.visited.add(fps, np.arange(len(fps), dtype=np.int64))
         self.states = len(fps)
         self.init = list(states)
         self.frontier_here(list(states))
@@ -421,13 +422,21 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
     e0 = graph.edges
     monitor = graph.monitor
 
+    # -- every successor's index, -1 for the new ones (one Spark job if the set is there) ---
+    successors = np.unique(np.concatenate([r["edge_fp"] for r in results] or [np.empty(0, dtype=np.int64)]))
+    clock = time.perf_counter()
+    known = graph.visited.resolve(successors)
+    graph.resolve_seconds += time.perf_counter() - clock
+
     # -- the new states, in discovery order -----------------------------------------------
+    # candidates: the tasks' successors not dropped as visited by their own (partial) copy
     cfp = np.concatenate([r["cand_fp"] for r in results])
     cpos = np.concatenate([r["cand_pos"] for r in results])
     ck = np.concatenate([r["cand_k"] for r in results])
     ctask = np.concatenate([np.full(len(r["cand_fp"]), t, dtype=np.int64) for t, r in enumerate(results)])
     clocal = np.concatenate([np.arange(len(r["cand_fp"]), dtype=np.int64) for r in results])
-    order = np.lexsort((ck, cpos, cfp))
+    fresh = np.flatnonzero(known[np.searchsorted(successors, cfp)] < 0)  # a candidate is new
+    order = fresh[np.lexsort((ck[fresh], cpos[fresh], cfp[fresh]))]
     first = np.ones(len(order), dtype=bool)
     first[1:] = cfp[order[1:]] != cfp[order[:-1]]
     winners = order[first]
@@ -449,8 +458,9 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
         times = []
         for t, r in enumerate(results):
             for name, (local, _) in r.get("state_disc", {}).items():
-                if name in pending:
-                    times.append(int(wpos[winner_rank[int(r["cand_fp"][local])]]))
+                rank = winner_rank.get(int(r["cand_fp"][local]))
+                if name in pending and rank is not None:  # a visited state's discoveries were made when it was new
+                    times.append(int(wpos[rank]))
             for name, (e, disc) in r.get("edge_disc", {}).items():
                 if name in pending:
                     times.append(int(disc.state))
@@ -473,7 +483,8 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
 
     new_fps = cfp[winners]
     new_idx = graph.states + np.arange(kept, dtype=np.int64)
-    graph._index(new_fps, new_idx)
+    graph.visited.add(new_fps, new_idx)
+    known[np.searchsorted(successors, new_fps)] = new_idx  # every kept edge's target now
 
     src = np.empty(level_edges, dtype=np.uint32)  # the Exploration's own width (array "I")
     dst = np.empty(level_edges, dtype=np.uint32)
@@ -511,7 +522,7 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
         to_global = np.array([graph.action_ids.get(a, -1) for a in r["actions"]], dtype=np.int64)
         pos_of_edge = np.repeat(r["positions"], np.maximum(r["degrees"], 0))
         src[slots] = g0 + pos_of_edge[keep_edge]
-        dst[slots] = graph.lookup(r["edge_fp"][keep_edge])
+        dst[slots] = known[np.searchsorted(successors, r["edge_fp"][keep_edge])]
         act[slots] = to_global[r["edge_act"][keep_edge]]
         if graph.run_monitor:
             weight[slots] = np.frombuffer(r["edge_weight"], dtype=np.uint8)[keep_edge]
@@ -551,8 +562,8 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
         for t, r in enumerate(results):
             keep_edge, global_edge = task_edges[t]
             for name, (local, disc) in r["state_disc"].items():
-                rank = winner_rank[int(r["cand_fp"][local])]
-                if rank < kept and name not in monitor.discoveries:
+                rank = winner_rank.get(int(r["cand_fp"][local]))
+                if rank is not None and rank < kept and name not in monitor.discoveries:
                     where = graph.states + rank
                     if name not in best or where < best[name][0]:
                         best[name] = (where, replace(disc, state=where))
@@ -700,9 +711,7 @@ def _restore(graph: _Graph, store, identity: str) -> int:
     if not np.array_equal(fps, graph.fps[-1]):
         raise InputError(f"checkpoint {store.uri} is incomplete (its frontier does not match its states); start afresh without --resume")
     graph.edge_src, graph.edge_dst, graph.edge_act = [edges["src"]], [edges["dst"]], [edges["act"]]
-    graph.fp_sorted = np.empty(0, dtype=np.int64)
-    graph.idx_sorted = np.empty(0, dtype=np.int64)
-    graph._index(rows["fp"], rows["idx"])
+    graph.visited = DriverVisited(rows["fp"], rows["idx"])  # moved to Spark again at the next Spark level if large
     graph.actions = list(blob["actions"])
     graph.action_ids = {a: i for i, a in enumerate(graph.actions)}
     graph.states, graph.edges = loaded.meta["states"], loaded.meta["edges"]
@@ -742,6 +751,7 @@ def explore_spark(
     master: str | None = None,
     partitions: int | None = None,
     local_below: int = 1000,
+    partition_visited_at: int = PARTITION_VISITED_AT,
     checkpoint_dir: str | None = None,
     checkpoint=None,
     resume: str | None = None,
@@ -754,6 +764,10 @@ def explore_spark(
     ``partitions`` (tasks per level; default twice Spark's parallelism, fewer for small levels).
     Levels of fewer than ``local_below`` states are expanded in the driver, by the same code:
     a Spark job costs ~0.1-0.3 s whatever its size (0 sends every level to Spark).
+    The visited set (fingerprint -> index) stays in the driver until the first Spark level that
+    starts with ``partition_visited_at`` states visited; from there on it lives on Spark,
+    partitioned by fingerprint hash (:class:`~rebalproof.pipeline.visited.PartitionedVisited`,
+    one more job a level), and every later level is expanded on Spark.
 
     Checkpoints: ``checkpoint_dir`` saves every 5 minutes (``checkpoint``, a
     :class:`~rebalproof.pipeline.bfs.Checkpointing`, says when in levels or seconds);
@@ -813,7 +827,7 @@ def explore_spark(
     token = uuid.uuid4().hex
     job_bc = context.broadcast(payload)
     deltas: list = []  # one broadcast of new fingerprints per batch of levels, for the workers' visited sets
-    unpublished = [graph.fp_sorted]
+    unpublished = [graph.visited.fps]  # new fingerprints not yet in the workers' copies
     complete, bound, unexpanded, stopped = True, None, 0, None
     try:
         while graph.frontier_size:
@@ -840,9 +854,10 @@ def explore_spark(
                 unexpanded += n
                 break
             clock = time.perf_counter()
-            if n < local_below:  # a small level: cheaper here than a Spark job's fixed cost
+            in_driver = n < local_below and graph.partitioned_at is None
+            if in_driver:  # a small level: cheaper here than a Spark job's fixed cost
                 states = graph.frontier_states()
-                out, candidates = _expand_bucket(job, graph.fp_sorted, np.arange(n, dtype=np.int64), states)
+                out, candidates = _expand_bucket(job, graph.visited.fps, np.arange(n, dtype=np.int64), states)
                 results = [out]
                 graph.local_levels += 1
                 graph.levels.append("d")
@@ -851,6 +866,8 @@ def explore_spark(
                 if unpublished:
                     deltas.append(context.broadcast(np.sort(np.concatenate(unpublished))))
                     unpublished = []
+                if graph.partitioned_at is None and len(graph.visited) >= partition_visited_at:
+                    graph.partition_visited(context, partitions, depth)
                 if graph.frontier_rdd is None:  # from the driver: split by fingerprint
                     buckets = split_frontier(graph.fps[-1], graph.frontier, partitions)
                     graph.frontier_rdd = context.parallelize(buckets, len(buckets))
@@ -865,17 +882,17 @@ def explore_spark(
                 graph.job_seconds += time.perf_counter() - clock
             graph.task_seconds += sum(r["cpu"] for r in results)
             graph.reduced += sum(r["reduced"] for r in results)
-            clock = time.perf_counter()
+            clock, resolving = time.perf_counter(), graph.resolve_seconds
             cut = _level(graph, results, limits.max_states, stop_names)
-            graph.merge_seconds += time.perf_counter() - clock
+            graph.merge_seconds += time.perf_counter() - clock - (graph.resolve_seconds - resolving)
             depth += 1
             if cut is not None:
                 stopped = "stopped at the first violation" if monitor.stop() else f"{limits.max_states} states"
                 unexpanded += (n - cut) + graph.frontier_size
-                if n >= local_below:
+                if not in_driver:
                     expanded.unpersist()
                 break
-            if n < local_below:
+            if in_driver:
                 graph.frontier_here([candidates[i] for i in graph.selection[0][0].tolist()])
             else:
                 sizes = [len(positions) for _, positions in graph.selection]
@@ -891,7 +908,8 @@ def explore_spark(
                                 .partitionBy(len(sizes), _same_partition).mapPartitions(_merge_buckets))
                     graph.evened += 1
                 graph.frontier_there(expanded, frontier, selection)
-            unpublished.append(graph.fps[-1])
+            if graph.partitioned_at is None or por:  # the cycle proviso asks the workers' copies (is_old)
+                unpublished.append(graph.fps[-1])
             if store is not None and graph.frontier_size:
                 due_levels = checkpoint.every_levels is not None and depth - last_level >= checkpoint.every_levels
                 due_clock = checkpoint.every_seconds is not None and time.monotonic() - last_save >= checkpoint.every_seconds
@@ -902,6 +920,7 @@ def explore_spark(
                 progress(graph.states, depth, graph.frontier_size, time.perf_counter() - started)
     finally:
         graph.release()
+        graph.visited.release()
         for bc in [job_bc, *deltas, *graph.spent]:
             bc.destroy()
     if stopped is not None:
@@ -931,7 +950,7 @@ def explore_spark(
     seconds = time.perf_counter() - started
     if progress is not None:
         progress(graph.states, max(exp.depth) if len(exp.depth) else 0, 0, seconds)
-    stored = graph.fp_sorted.nbytes + graph.idx_sorted.nbytes + sum(
+    stored = graph.visited.driver_bytes + sum(
         a.itemsize * len(a) for a in (exp.parent, exp.via, exp.depth, exp.edge_src, exp.edge_dst, exp.edge_act, exp.first_edge, exp.fingerprints)
     )
     exp.stats = ExploreStats(
@@ -956,6 +975,9 @@ def explore_spark(
         "job_seconds": round(graph.job_seconds, 3),
         "merge_seconds": round(graph.merge_seconds, 3),
         "driver_seconds": round(graph.driver_seconds, 3),
+        "resolve_seconds": round(graph.resolve_seconds, 3),
+        "visited_partitioned_at": graph.partitioned_at,
+        "visited_jobs": getattr(graph.visited, "jobs", 0),
     }
     return exp
 
@@ -968,6 +990,7 @@ def spark_explorer(
     checkpoint_every_levels: int | None = None,
     resume: str | None = None,
     local_below: int = 1000,
+    partition_visited_at: int = PARTITION_VISITED_AT,
     spark=None,
 ):
     """A drop-in for :func:`rebalproof.model.explorer.explore` that explores on Spark.
@@ -1006,6 +1029,7 @@ def spark_explorer(
             master=master,
             partitions=partitions,
             local_below=local_below,
+            partition_visited_at=partition_visited_at,
             checkpoint=checkpoint,
             resume=resume,
         )

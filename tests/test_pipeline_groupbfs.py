@@ -183,7 +183,7 @@ def test_liveness_counterexample_is_the_same_lasso(spark):
 )
 def test_bounds_cut_where_the_local_explorer_cuts(spark, limits):
     model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2)
-    local, _ = run_both(spark, model, ctx, local_below=0, limits=limits)
+    local, _ = run_both(spark, model, ctx, local_below=0, limits=limits, partition_visited_at=1000)
     assert not local.complete and local.bound
 
 
@@ -191,7 +191,8 @@ def test_stop_at_the_first_violation_mid_level(spark):
     """A broken protocol (hand-over before revocation) breaks single-owner; stop_early stops there."""
     broken = protocol("cooperative", early_handover=True)
     model, ctx = check(broken, "ha", instances=3, initial=2, events=1)
-    local, _ = run_both(spark, model, ctx, stop_early=True, local_below=0)
+    local, distributed = run_both(spark, model, ctx, stop_early=True, local_below=0, partition_visited_at=0)
+    assert distributed.spark_stats["visited_partitioned_at"] == 0
     assert local.bound == "stopped at the first violation"
 
 
@@ -245,8 +246,10 @@ def test_checkpoint_stop_resume_equals_uninterrupted(spark, tmp_path):
 
     with pytest.raises(Stop):
         explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0, checkpoint=policy, progress=stop_at_14)
-    monitor = RunMonitor(ctx, model)
-    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=0, checkpoint=policy, resume=directory)
+    monitor = RunMonitor(ctx, model)  # the resumed run moves the visited set it loaded to Spark
+    resumed = explore_spark(model, monitor=monitor, spark=spark, local_below=0, checkpoint=policy, resume=directory,
+                            partition_visited_at=0)
+    assert resumed.spark_stats["visited_partitioned_at"] == 12  # the newest checkpoint before the stop at 14
     assert_same(local, resumed, local_monitor, monitor)
     assert verdicts(ctx, resumed, monitor) == verdicts(ctx, local, local_monitor)
 
@@ -282,14 +285,17 @@ def test_spark_explorer_is_a_drop_in_for_explore(spark, tmp_path):
     assert any(p.name.startswith("manifest-") for p in (tmp_path / "ck").iterdir())
 
 
-@pytest.mark.parametrize("local_below", [0, 1000], ids=["every-level-on-spark", "hybrid"])
-def test_equal_with_partial_order_reduction(spark, local_below):
+@pytest.mark.parametrize("local_below, partition_visited_at", [(0, 500), (1000, 10**9)],
+                         ids=["every-level-on-spark-partitioned", "hybrid"])
+def test_equal_with_partial_order_reduction(spark, local_below, partition_visited_at):
     """Both engines call the same ample-set function with their level's visited set (depth <= d):
-    the same reduced graph, the same reduced expansions, the same verdicts."""
+    the same reduced graph, the same reduced expansions, the same verdicts; also once the driver's
+    visited set has moved to Spark (the workers keep a whole copy of the fingerprints for is_old)."""
     model, ctx = check("eager", "sticky", instances=3, initial=2, events=2, partitions=3)
     local_monitor, spark_monitor = RunMonitor(ctx, model), RunMonitor(ctx, model)
     local = explore(model, monitor=local_monitor, por=True)
-    distributed = explore_spark(model, monitor=spark_monitor, spark=spark, local_below=local_below, partitions=3, por=True)
+    distributed = explore_spark(model, monitor=spark_monitor, spark=spark, local_below=local_below, partitions=3, por=True,
+                                partition_visited_at=partition_visited_at)
     assert_same(local, distributed, local_monitor, spark_monitor)
     assert verdicts(ctx, local, local_monitor) == verdicts(ctx, distributed, spark_monitor)
     assert distributed.por and distributed.reduced == local.reduced > 0
@@ -330,3 +336,42 @@ def test_the_assignor_calls_of_spark_workers_are_counted(spark):
     local, remote = local_model._chooser, spark_model._chooser
     assert remote.calls >= local.calls > 0
     assert remote.calls + remote.hits == local.calls + local.hits
+
+
+def test_equal_with_the_visited_set_partitioned_on_spark(spark):
+    """cooperative + ha, 3 instances (2 at the start), 2 events: from the level that starts with
+    1,000 states visited, the visited set lives on Spark by fingerprint hash, the driver keeps none
+    of it, the workers drop only what their copy of the first levels proves visited and every
+    later level runs on Spark; every array, record and verdict is the local run's."""
+    model, ctx = check("cooperative", "ha", instances=3, initial=2, events=2)
+    local, distributed = run_both(spark, model, ctx, local_below=300, partitions=3, partition_visited_at=1000)
+    assert local.complete and local.states > 3000
+    stats = distributed.spark_stats
+    at = stats["visited_partitioned_at"]
+    assert at is not None and sum(1 for d in local.depth if d <= at) >= 1000 and stats["levels"][at] == "s"
+    assert re.fullmatch(r"d+s+", stats["levels"])
+    assert stats["visited_jobs"] == len(stats["levels"]) - at  # one job a level from there on
+
+
+def test_the_partitioned_visited_set_answers_as_the_driver_one(spark):
+    """Random fingerprints (low bits alike, negatives) added level by level: both kinds resolve alike."""
+    import numpy as np
+
+    from rebalproof.pipeline.visited import DriverVisited, PartitionedVisited
+
+    rng = np.random.default_rng(7)
+    fps = np.unique(rng.integers(-2**62, 2**62, size=3000) * 8)
+    rng.shuffle(fps)
+    driver = DriverVisited(fps[:500], np.arange(500))
+    partitioned = PartitionedVisited(spark.sparkContext, driver, 4)
+    try:
+        for start in (500, 1500, 2500):
+            queries = np.unique(np.concatenate([fps[start - 300:start + 200], rng.integers(-2**62, 2**62, size=50)]))
+            assert np.array_equal(partitioned.resolve(queries), driver.resolve(queries))
+            new = np.arange(start, min(start + 1000, len(fps)))
+            driver.add(fps[new], new)
+            partitioned.add(fps[new], new)
+        assert np.array_equal(partitioned.resolve(np.sort(fps)), driver.resolve(np.sort(fps)))
+        assert len(partitioned) == len(driver) == len(fps) and partitioned.driver_bytes == 0
+    finally:
+        partitioned.release()
