@@ -116,6 +116,15 @@ class GroupStatePacker:
         leader, memory, spawned, events, triggers, probe = self._heads.values[head]
         return GroupState(members, leader, memory, spawned, events, triggers, self._pending.values[pending], probe)
 
+    def tables(self) -> tuple[list, list, list]:
+        """The values interned so far (members, heads, pending), by code: with the records, what
+        another process needs to unpack them (:meth:`load_tables`)."""
+        return self._members.values, self._heads.values, self._pending.values
+
+    def load_tables(self, tables: tuple[list, list, list]) -> None:
+        """Unpack records packed by another packer whose :meth:`tables` these are (unpacking only)."""
+        self._members.values, self._heads.values, self._pending.values = (list(t) for t in tables)
+
     def table_sizes(self) -> tuple[int, int, int]:
         """Distinct members, heads (leader, memory, counters, triggers, probe) and pending tuples interned."""
         return len(self._members), len(self._heads), len(self._pending)

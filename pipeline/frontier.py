@@ -9,6 +9,11 @@
   copy of the visited fingerprints, brought up to date from one small broadcast per level,
   so tasks drop already-visited successors before sending anything back to the driver.
 - :func:`worker_cached` keeps one deserialised object per exploration in a worker (the model).
+- :func:`pack_states` / :func:`unpack_states` turn a task's candidate states into one blob and
+  back: with the model's packer (:class:`~rebalproof.model.frontier.GroupStatePacker`: each
+  distinct member, head and pending tuple once, then 32-bit codes a state) rather than pickling
+  every state's objects. Measured on the 35,663-state learner model's 56,636 candidates: 0.56 s
+  and 1.4 MB against pickle's 1.42 s and 6.9 MB, both ways included.
 - :func:`collector_paused` runs a task without Python's cyclic garbage collector and freezes
   what survives it: a worker holds the model's memos and a whole bucket of unpickled states, and
   the collector's full passes over them took a third of a worker's CPU (measured: 4.0 of 10.8 s
@@ -19,11 +24,13 @@
 from __future__ import annotations
 
 import gc
+import pickle
 from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["fibonacci_buckets", "split_frontier", "member", "worker_visited", "worker_cached", "collector_paused", "MIN_BUCKET"]
+__all__ = ["fibonacci_buckets", "split_frontier", "member", "worker_visited", "worker_cached", "collector_paused", "MIN_BUCKET",
+           "pack_states", "unpack_states"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIN_BUCKET = 64  # below this many states a task costs more than it does
@@ -106,3 +113,30 @@ def collector_paused():
         gc.collect()
         gc.freeze()
         gc.enable()
+
+
+def pack_states(model, states: list) -> bytes:
+    """``states`` as one blob: packed records and the packer's tables if ``model`` has a packer
+    (:meth:`rebalproof.model.group_model.GroupModel.packer`), else pickled as they are."""
+    make = getattr(model, "packer", None)
+    if make is None:
+        return pickle.dumps((None, states), protocol=pickle.HIGHEST_PROTOCOL)
+    packer = make()
+    buf = bytearray()
+    for state in states:
+        packer.pack_into(buf, state)
+    return pickle.dumps((packer.tables(), bytes(buf)), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_states(model, blob: bytes, pick=None) -> list:
+    """The states of :func:`pack_states`'s ``blob``, or only those at the indices ``pick``, in
+    that order (equal to the states packed; the ones unpacked share their parts)."""
+    tables, body = pickle.loads(blob)
+    if tables is None:
+        return body if pick is None else [body[i] for i in pick]
+    packer = model.packer()
+    packer.load_tables(tables)
+    size = packer.size
+    indices = range(len(body) // size) if pick is None else pick
+    unpack = packer.unpack_from
+    return [unpack(body, i * size) for i in indices]

@@ -10,17 +10,19 @@ gives identical verdicts and traces, liveness included. The tests compare every 
 
 How: the states never pass through the driver between Spark levels. Each level's frontier is an
 RDD with one bucket of (positions, states) per partition; one Spark task per bucket expands its
-states, runs a worker-local RunMonitor on the edges it walks and on the states it finds new, drops
-successors already visited (a per-worker copy of the visited fingerprints, kept current by one
-broadcast per level), keeps its new candidate states where they are (persisted, pickled once) and
-sends the driver compact arrays only. The driver keeps, per new fingerprint, the first discoverer
+states, runs a worker-local RunMonitor on the edges it walks and on its candidate states (the
+successors its worker's copy of the visited fingerprints does not prove visited), keeps the
+candidates where they are (persisted, packed once) and sends the driver compact arrays only. The
+driver asks the visited set (:mod:`rebalproof.pipeline.visited`: in the driver while small, then
+partitioned on Spark by fingerprint hash, one job a level) which successors are new. The driver keeps, per new fingerprint, the first discoverer
 in the local explorer's order (parent position, then action position), numbers the new states and
 the edges as the FIFO queue would, merges the monitors' records, and broadcasts which candidates
 won: the next level's buckets are selected from the persisted candidates in place, or, when one
 partition has grown more than 1.2 times the mean, shuffled to partitions by a hash of their
-fingerprints. The driver holds the visited fingerprints with their indices (16 bytes a state) and
-the graph's compact arrays the result is made of; small levels (the first and the last ones) are
-expanded in the driver, by the same code, and their frontier travels once.
+fingerprints. The driver holds the graph's compact arrays the result is made of, and the visited
+set only until it moves to Spark; small levels (the first ones, and the last ones while the
+visited set is in the driver) are expanded in the driver, by the same code, and their frontier
+travels once.
 
 The local explorer's stops are reproduced exactly, mid-level included: ``max_states`` (checked
 before each expansion, with the states found so far), ``monitor.stop()`` (a promised ``always``
@@ -30,7 +32,6 @@ between levels (a time limit is not reproducible anyway).
 
 from __future__ import annotations
 
-import pickle
 import time
 import uuid
 from array import array
@@ -47,7 +48,9 @@ from rebalproof.pipeline.frontier import (
     collector_paused,
     fibonacci_buckets,
     member,
+    pack_states,
     split_frontier,
+    unpack_states,
     worker_cached,
     worker_visited,
 )
@@ -203,16 +206,17 @@ def _one_bucket(parts) -> tuple[np.ndarray, list]:
 
 
 def _expand_task(job_bc, token: str, deltas, parts):
-    """Spark task: expand the partition's bucket; one ``(records, pickled candidate states)``.
+    """Spark task: expand the partition's bucket; one ``(records, packed candidate states)``.
 
-    The candidates are pickled here, once: the persisted RDD keeps them as one bytes value, so
-    collecting the records does not unpickle them, and only the next level's selection does.
+    The candidates are packed here, once (:func:`~rebalproof.pipeline.frontier.pack_states`): the
+    persisted RDD keeps them as one bytes value, so collecting the records does not unpack them,
+    and only the next level's selection unpacks the winners.
     """
     with collector_paused():
         job = _load_job(job_bc, token)
         visited = worker_visited(token, deltas)
         out, kept_states = _expand_bucket(job, visited, *_one_bucket(parts))
-        blob = pickle.dumps(kept_states, protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pack_states(job.model, kept_states)
         del kept_states
     yield out, blob
 
@@ -221,41 +225,42 @@ def _records(element) -> dict:
     return element[0]
 
 
-def _select_task(selection_bc, index: int, parts):
+def _select_task(job_bc, token: str, selection_bc, index: int, parts):
     """Spark task: the next level's frontier bucket of partition ``index``, from its candidates.
 
     ``selection_bc.value[index]`` is ``(local, positions)``: which of the partition's candidate
     states won (first discoverer in the local explorer's order) and their positions in the level.
     """
     local, positions = selection_bc.value[index]
+    model = _load_job(job_bc, token).model
     for _, blob in parts:
-        states = pickle.loads(blob)
-        yield positions, [states[i] for i in local.tolist()]
+        yield positions, unpack_states(model, blob, local.tolist())
 
 
-def _select_to_buckets(selection_bc, index: int, parts):
+def _select_to_buckets(job_bc, token: str, selection_bc, index: int, parts):
     """Spark task: like :func:`_select_task`, but each winner keyed by the partition it moves to
     (``selection_bc.value[index]`` is ``(local, positions, targets)``): a skewed frontier is
     evened out by a shuffle, by a hash of the fingerprints."""
     local, positions, targets = selection_bc.value[index]
+    model = _load_job(job_bc, token).model
     for _, blob in parts:
-        states = pickle.loads(blob)
+        states = unpack_states(model, blob, local.tolist())  # the winners, in ``local`` order
         for target in np.unique(targets).tolist():
             mine = np.flatnonzero(targets == target)
-            chosen = [states[i] for i in local[mine].tolist()]
-            yield target, (positions[mine], pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL))
+            yield target, (positions[mine], pack_states(model, [states[i] for i in mine.tolist()]))
 
 
 def _same_partition(key: int) -> int:
     return key
 
 
-def _merge_buckets(parts):
+def _merge_buckets(job_bc, token: str, parts):
     """Spark task: the pieces shuffled to this partition, as one bucket in position order."""
     positions, states = [], []
+    model = _load_job(job_bc, token).model
     for _, (p, blob) in parts:
         positions.append(p)
-        states.extend(pickle.loads(blob))
+        states.extend(unpack_states(model, blob))
     if not positions:
         yield np.empty(0, dtype=np.int64), []
         return
@@ -900,12 +905,12 @@ def explore_spark(
                 graph.skew = max(graph.skew, skew)
                 if skew <= _SKEW:
                     selection = context.broadcast(graph.selection)
-                    frontier = expanded.mapPartitionsWithIndex(partial(_select_task, selection))
+                    frontier = expanded.mapPartitionsWithIndex(partial(_select_task, job_bc, token, selection))
                 else:
                     targets = fibonacci_buckets(graph.fps[-1], len(sizes))
                     selection = context.broadcast([(local, ranks, targets[ranks]) for local, ranks in graph.selection])
-                    frontier = (expanded.mapPartitionsWithIndex(partial(_select_to_buckets, selection))
-                                .partitionBy(len(sizes), _same_partition).mapPartitions(_merge_buckets))
+                    frontier = (expanded.mapPartitionsWithIndex(partial(_select_to_buckets, job_bc, token, selection))
+                                .partitionBy(len(sizes), _same_partition).mapPartitions(partial(_merge_buckets, job_bc, token)))
                     graph.evened += 1
                 graph.frontier_there(expanded, frontier, selection)
             if graph.partitioned_at is None or por:  # the cycle proviso asks the workers' copies (is_old)
