@@ -375,3 +375,22 @@ def test_the_partitioned_visited_set_answers_as_the_driver_one(spark):
         assert len(partitioned) == len(driver) == len(fps) and partitioned.driver_bytes == 0
     finally:
         partitioned.release()
+
+
+def test_candidate_states_travel_packed_and_come_back_equal():
+    """pack_states/unpack_states: the model's packer when it has one (every state equal, the
+    winners alone when picked), plain pickling otherwise."""
+    from rebalproof.pipeline.frontier import pack_states, unpack_states
+
+    model, _ = check("learner", "learner", instances=3, initial=2, events=1)
+    states = list(model.init_states())
+    for _ in range(3):  # two levels' successors of the first state, members repeated across states
+        states += [s for _, s in model.expand(states[-1])]
+    blob = pack_states(model, states)
+    assert unpack_states(model, blob) == states
+    assert unpack_states(model, blob, [len(states) - 1, 0]) == [states[-1], states[0]]
+
+    class Unpacked:
+        pass
+
+    assert unpack_states(Unpacked(), pack_states(Unpacked(), states), [1]) == [states[1]]
