@@ -4,11 +4,14 @@ Runs the same ``rebalproof check`` command three times, each in a fresh process:
 local``, ``--engine spark --master local[1]`` and ``--engine spark --master local[2]``, and prints
 for each the whole command's wall time, the exploration's, the CPU time of the whole process
 tree (driver, Spark's JVM, its Python workers: the figure to compare on a shared machine), the
-driver's peak RSS (the Python process that builds the result) and the JVM's, with the ratios
+driver's peak RSS (the Python process that builds the result) when the exploration returns and
+at the end of the command (the analysis of the graph comes after exploring), and the JVM's, with the ratios
 within this run: Spark against local, ``local[2]`` against ``local[1]``, and #11's targets
 (``local[2]`` at least 1.6x faster than ``local[1]``, within 1.5x of the local engine's wall
 time). For the Spark runs, where the exploration's time went: CPU inside the tasks, wall time
-waiting for Spark's jobs, merging levels in the driver, small levels expanded in the driver.
+waiting for Spark's jobs, merging levels in the driver, small levels expanded in the driver,
+asking the visited set (once partitioned on Spark, one job a level), and from which level the
+visited set was partitioned on Spark.
 The three reports must be identical (statistics but timings, every property's verdict and
 trace); the machine's load average is printed before and after, since other jobs inflate wall
 times.
@@ -79,17 +82,25 @@ def _peak_rss_of(pid: int) -> int:
 def child(argv: list[str]) -> None:
     """One engine's run in this process; prints one JSON line of figures."""
     from rebalproof.cli.main import main
+    from rebalproof.model import explorer
     from rebalproof.pipeline import groupbfs
 
     spark_stats = {}
-    explore_spark = groupbfs.explore_spark
+    exploring = {}
+    explore_spark, explore_local = groupbfs.explore_spark, explorer.explore
 
     def recorded(*args, **kwargs):  # the Spark run's own figures (not part of the report)
         exp = explore_spark(*args, **kwargs)
         spark_stats.update(exp.spark_stats)
+        exploring["peak_rss"] = _peak_rss_of(os.getpid())
         return exp
 
-    groupbfs.explore_spark = recorded
+    def recorded_local(*args, **kwargs):
+        exp = explore_local(*args, **kwargs)
+        exploring["peak_rss"] = _peak_rss_of(os.getpid())
+        return exp
+
+    groupbfs.explore_spark, explorer.explore = recorded, recorded_local
     started = time.perf_counter()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -104,6 +115,7 @@ def child(argv: list[str]) -> None:
     if spark is not None:
         figures["jvm_peak_rss"] = _peak_rss_of(spark.sparkContext._gateway.proc.pid)
     figures["spark"] = spark_stats
+    figures["explore_peak_rss"] = exploring.get("peak_rss", 0)  # the driver's peak when the exploration returned
     figures["report"] = json.loads(out.getvalue())
     sys.__stdout__.write(json.dumps(figures) + "\n")
 
@@ -151,19 +163,22 @@ def main(argv=None) -> int:
     base, one = rows[0], rows[1]
     same = all(_comparable(r["report"]) == _comparable(base["report"]) for r in rows[1:])
     states = base["report"]["statistics"]["distinct_states"]
-    print(f"{'engine':<15} {'states':>10} {'explore s':>9} {'command s':>9} {'CPU s':>7} {'driver RSS':>10} {'JVM RSS':>8} "
-          f"{'vs local':>8} {'vs local[1]':>11}")
+    print(f"{'engine':<15} {'states':>10} {'explore s':>9} {'command s':>9} {'CPU s':>7} {'explore RSS':>11} {'driver RSS':>10} "
+          f"{'JVM RSS':>8} {'vs local':>8} {'vs local[1]':>11}")
     for r in rows:
         stats = r["report"]["statistics"]
         cpu = r["driver_cpu"] + r["children_cpu"]
         print(f"{r['label']:<15} {stats['distinct_states']:>10,} {stats['seconds']:>9.1f} {r['wall']:>9.1f} {cpu:>7.1f} "
-              f"{r['driver_peak_rss'] / 2**20:>6.0f} MiB {r['jvm_peak_rss'] / 2**20:>4.0f} MiB "
+              f"{r['explore_peak_rss'] / 2**20:>7.0f} MiB {r['driver_peak_rss'] / 2**20:>6.0f} MiB {r['jvm_peak_rss'] / 2**20:>4.0f} MiB "
               f"{r['wall'] / base['wall']:>7.2f}x {one['wall'] / r['wall'] if r is not base else float('nan'):>10.2f}x")
     for r in rows[1:]:
         sp = r["spark"]
         print(f"{r['label']}: tasks {sp['task_seconds']:.1f} s CPU in {sp['partitions']} partitions, waiting for Spark jobs "
               f"{sp['job_seconds']:.1f} s, merging levels in the driver {sp['merge_seconds']:.1f} s, small levels in the driver "
-              f"{sp['driver_seconds']:.1f} s; levels {sp['spark_levels']} on Spark, {sp['driver_levels']} in the driver")
+              f"{sp['driver_seconds']:.1f} s, asking the visited set {sp['resolve_seconds']:.1f} s; levels {sp['spark_levels']} on "
+              f"Spark, {sp['driver_levels']} in the driver; visited set "
+              + (f"partitioned on Spark from level {sp['visited_partitioned_at']}" if sp.get("visited_partitioned_at") is not None
+                 else "in the driver throughout"))
     two = rows[2]
     print(f"#11 targets: local[2] {one['wall'] / two['wall']:.2f}x faster than local[1] (target 1.6x): "
           f"{'met' if one['wall'] / two['wall'] >= 1.6 else 'NOT met'}; local[2] at {two['wall'] / base['wall']:.2f}x the local "
