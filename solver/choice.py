@@ -39,7 +39,7 @@ from fractions import Fraction
 from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
-from rebalproof.solver.option_bound import tighten
+from rebalproof.solver.option_bound import tighten, whole_rows
 from rebalproof.solver.tree import prove_at_least
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
@@ -249,9 +249,9 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     def spread_of(host):
         return sum(k for g, (_, k) in own_options(prob, host, d).items() if g != "(all)")
 
-    def scip_seconds():
+    def scip_seconds(share=0.85):
         left = _left(deadline)
-        return 3600.0 if left is None else max(0.1, 0.85 * left - 0.5)  # loading the model and decoding come on top
+        return 3600.0 if left is None else max(0.1, share * left - 0.5)  # loading the model and decoding come on top
 
     model = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor))
     lp = None if deadline.passed else timed("LP of the spread", lambda: relaxation(model.model, seconds=_left(deadline)))
@@ -269,21 +269,22 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         best, width = rounded, spread_of(rounded[0])
     spread_lp = lp
 
-    def searched_tree(linear, target, share):
-        """:func:`prove_at_least` on ``linear`` for ``target`` within ``share`` of the time left: the :class:`TreeProof`, root checked or None."""
+    def searched_tree(linear, target, share, what="", nodes=None):
+        """:func:`prove_at_least` on ``linear`` for ``target`` within ``share`` of the time left (and ``nodes`` LPs): the :class:`TreeProof`, root checked or None."""
         left = _left(deadline)
         end = None if left is None else time.monotonic() + share * left
-        return timed(f"checked tree for >= {target}", lambda: prove_at_least(linear.model, target, choices=linear.choices(), deadline_end=end))
+        return timed(f"checked tree for >= {target}{what}", lambda: prove_at_least(linear.model, target, choices=linear.choices(), deadline_end=end,
+                                                                                  max_nodes=nodes or 100_000))
 
-    def tree(linear, target, share):
+    def tree(linear, target, share, what=""):
         """A checked branch-and-bound proof that ``linear`` has no point below ``target`` (None if not found in ``share`` of the time left)."""
-        found = searched_tree(linear, target, share)
+        found = searched_tree(linear, target, share, what)
         return found if found.root is not None else None
 
-    def prove_spread(target, share):
+    def prove_spread(target, share, nodes=None):
         """A checked tree for ``target`` raising the spread's bound; a point it meets below ``target`` (its value then the bound: the least) kept as the best layout."""
         nonlocal best, width
-        found = searched_tree(model, target, share)
+        found = searched_tree(model, target, share, nodes=nodes)
         if found.root is not None:
             out.spread_lower, out.spread_method, out.spread_proof = target, "lp-tree", _tree_words(model, found, "spread", target, spread_lp.integer_bound)
         elif found.better is not None:
@@ -296,9 +297,11 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     # spread without SCIP; further off, it lifts the bound SCIP is then given as a row, so SCIP stops
     # at the first layout meeting it (leaving 50x500 seed 441: the tree proves 128 over the LP's
     # 127.0 in 93 LPs, and SCIP, given spread >= 128, finds a layout of 128 in 19 s instead of 36 s,
-    # measured apart). Only one: a second tree (for 129 there) failed and cost SCIP its layout of 128
+    # measured apart). Only one: a second tree (for 129 there) failed and cost SCIP its layout of 128.
+    # Where the LP's bound is the optimum (unequal 50x500 seed 441: 147.0 and 147) the tree cannot
+    # close and only costs SCIP time (44 s of 150): hence 35% of the time left (a quarter was too little for the 93 LPs at leaving 50x500, loaded) and 150 LPs at most
     if (width is None or width > out.spread_lower) and not deadline.passed:
-        prove_spread(out.spread_lower + 1, 0.5 if width == out.spread_lower + 1 else 0.3)
+        prove_spread(out.spread_lower + 1, 0.5 if width == out.spread_lower + 1 else 0.35, nodes=None if width == out.spread_lower + 1 else 150)
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
@@ -322,6 +325,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     lp = timed("LP of moves and restore", lambda: relaxation(costed.model, seconds=_left(deadline)))
     if lp is None:
         return out
+    optioned = None  # the cost model with tighten's option rows made whole: a tree over it closes sooner
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
         bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
@@ -329,13 +333,19 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         tight = timed("rounds of option bounds and LP", lambda: tighten(bounding, width, lp, target=out.best[3].cost, deadline_end=share))
         if tight.bound > out.cost_lower:
             out.cost_lower, out.cost_method, out.cost_proof = tight.bound, "option-lp", _option_words(tight, width, lp.integer_bound)
+        if len(bounding.model.rows) > len(costed.model.rows):
+            try:
+                optioned = _Rowed(whole_rows(bounding.model), bounding.choices(), tight)
+            except ValueError:
+                pass
     if out.best[3].cost > out.cost_lower and not deadline.passed:
         rounded = timed("flow in the LP's boxes", lambda: stage3(*costed.rounded(lp.point)))
         if rounded is not None and spread_of(rounded[0]) <= width and rounded[3].cost < out.best[3].cost:
             out.best = rounded
     checked_lower = out.cost_lower
-    if out.best[3].cost > out.cost_lower and not deadline.passed:
-        status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(_at_least(costed.model, out.cost_lower), seconds=scip_seconds(), hint=costed.point(out.best[0])))
+    if out.best[3].cost > out.cost_lower and not deadline.passed:  # half the time left when a tree over the option rows may follow
+        status, x, bound = timed("SCIP on moves and restore", lambda: integer_solution(_at_least(costed.model, out.cost_lower), seconds=scip_seconds(0.85 if optioned is None else 0.5),
+                                                                                      hint=costed.point(out.best[0])))
         if x is not None:
             found = stage3(*boxes_of(costed.layout(x)))
             if found is not None and found[3].cost < out.best[3].cost:
@@ -347,12 +357,32 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     # SCIP's words, re-proven by trees rebalproof checks, once both optima are known (the spread's first: the moves' optimum rests on it)
     if out.spread_method == "scip" and not deadline.passed:
         prove_spread(out.spread_lower, 0.5 if out.cost_method == "scip" else 0.9)
-    if out.cost_method == "scip" and not deadline.passed:
-        proof = tree(costed, out.cost_lower, 0.9)
+    if (out.cost_method == "scip" or out.best[3].cost > out.cost_lower) and not deadline.passed:  # SCIP's word, or the best layout's cost when SCIP did not finish
+        target = out.best[3].cost
+        proof = tree(costed if optioned is None else optioned, target, 0.9, "" if optioned is None else " with the option rows")
         if proof is not None:
-            out.cost_method, out.cost_proof = "lp-tree", _tree_words(costed, proof, "cost", out.cost_lower, checked_lower)
+            out.cost_lower, out.cost_method = target, "lp-tree"
+            out.cost_proof = _tree_words(costed, proof, "cost", target, checked_lower) + ("" if optioned is None else _option_row_words(optioned))
     out.done = out.best[3].cost <= out.cost_lower
     return out
+
+
+@dataclass(frozen=True)
+class _Rowed:
+    """A cost model with the option rows of :func:`rebalproof.solver.option_bound.tighten` made whole (``whole_rows``), for a tree."""
+
+    model: Linear
+    picks: list
+    tight: object  # the Tightened that added the rows
+
+    def choices(self) -> list:
+        return self.picks
+
+
+def _option_row_words(optioned: _Rowed) -> str:
+    return (f"; the model there carries the option-lp rows ('priced cost of a subtopology >= the checked bound of the option it picks', "
+            f"from {optioned.tight.rounds} round(s), true at every layout), each times 64 with its coefficients rounded up and its bound down "
+            f"(every variable being >= 0, still true at every layout)")
 
 
 def _at_least(model: Linear, lower: int) -> Linear:

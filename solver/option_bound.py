@@ -45,7 +45,7 @@ from fractions import Fraction
 
 from rebalproof.solver.linear import Linear, dual_bound, relaxation
 
-__all__ = ["OptionBound", "Tightened", "option_bound", "least_mix", "add_option_rows", "tighten"]
+__all__ = ["OptionBound", "Tightened", "option_bound", "least_mix", "add_option_rows", "tighten", "whole_rows"]
 
 
 @dataclass(frozen=True)
@@ -291,6 +291,35 @@ def add_option_rows(costed, found: OptionBound) -> int:
         model.row(terms | {costed.z[s][i]: -c for i, c in own.items()}, lo=0)
         added += 1
     return added
+
+
+def whole_rows(model: Linear, *, grid: int = 64) -> Linear:
+    """A copy of ``model`` with every row of fractional coefficients (:func:`add_option_rows`'s) made whole, for a tree proof.
+
+    Each such row is ``sum_j a_j x_j >= lo`` over variables whose lower bounds are at least 0
+    (counts, kept tasks, choices): times ``grid``, every coefficient rounded up and ``lo`` down,
+    it holds wherever the row did (a larger coefficient on a value >= 0 adds, never takes), so
+    every point of ``model`` is a point of the copy and a bound on the copy bounds ``model``.
+    Raises ValueError on any other row with fractional coefficients.
+
+    >>> m = Linear()
+    >>> x = m.var(0, 3)
+    >>> m.row({x: Fraction(1, 3)}, lo=Fraction(1, 2))
+    0
+    >>> whole_rows(m).rows
+    [({0: 22}, 32, None)]
+    """
+    whole = Linear()
+    whole.lower, whole.upper, whole.integer = list(model.lower), list(model.upper), list(model.integer)
+    whole.objective = dict(model.objective)
+    for terms, lo, hi in model.rows:
+        if all(a == int(a) for a in terms.values()) and (lo is None or lo == int(lo)) and (hi is None or hi == int(hi)):
+            whole.rows.append((terms, lo, hi))
+            continue
+        if hi is not None or lo is None or any(model.lower[j] < 0 for j in terms):
+            raise ValueError("only rows 'sum >= lo' over variables >= 0 are made whole")
+        whole.rows.append(({j: math.ceil(a * grid) for j, a in terms.items()}, math.floor(lo * grid), None))
+    return whole
 
 
 @dataclass(frozen=True)

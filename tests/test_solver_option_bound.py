@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from rebalproof.solver.choice import ChoiceModel
 from rebalproof.solver.linear import relaxation
 from rebalproof.solver.objectives import evaluate
-from rebalproof.solver.option_bound import add_option_rows, least_mix, option_bound, tighten
+from rebalproof.solver.linear import Linear
+from rebalproof.solver.option_bound import add_option_rows, least_mix, option_bound, tighten, whole_rows
 from rebalproof.solver.placement import place_standbys
 from test_solver_choice import SMALL_CLUSTERS, solved_cluster
 
@@ -64,8 +65,34 @@ def test_the_option_bound_never_passes_a_layout(seed, leaving):
             models[values.spread] = rows[values.spread]
         for with_rows in models[values.spread]:
             assert with_rows.model.keeps(with_rows.point(host))
+            assert whole_rows(with_rows.model).keeps(with_rows.point(host))  # made whole for a tree: still true at the layout
         assert bounds[values.spread] <= prob.weight * values.moves + values.restore - prob.const_restore
         checked += 1
     assert checked >= 10
     top = evaluate(view, place_standbys(view, facts, start), facts)
     assert bounds.get(top.spread) is None or bounds[top.spread] <= prob.weight * top.moves + top.restore - prob.const_restore
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.lists(st.fractions(min_value=-4, max_value=4, max_denominator=9), min_size=3, max_size=3),
+                          st.fractions(min_value=-3, max_value=6, max_denominator=7)), min_size=1, max_size=3))
+def test_rows_made_whole_keep_every_point(rows):
+    """``whole_rows``: every integer point of the model keeps the rows made whole (they only ever relax), and every coefficient is whole."""
+    m = Linear()
+    xs = [m.var(0, 2) for _ in range(3)]
+    for coefficients, lo in rows:
+        m.row(dict(zip(xs, coefficients)), lo=lo)
+    m.minimise({xs[0]: 1})
+    whole = whole_rows(m)
+    assert all(a == int(a) for terms, _, _ in whole.rows for a in terms.values())
+    for x in itertools.product(range(3), repeat=3):
+        if m.keeps(x):
+            assert whole.keeps(x)
+
+
+def test_only_rows_over_variables_at_least_zero_are_made_whole():
+    m = Linear()
+    x = m.var(-1, 2)
+    m.row({x: Fraction(1, 2)}, lo=0)
+    with pytest.raises(ValueError):
+        whole_rows(m)
