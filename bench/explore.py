@@ -13,7 +13,9 @@ measured in the same run, on this machine, and printed with ratios:
    4 instances, 2x3 tasks, 2 events, first 200,000 states; and 5 instances, first 1,000,000
    states, for the memory of a million-state run), current and previous core: distinct states
    per CPU second and per wall second, bytes per stored state, whole-process peak RSS (bytes per
-   state: the process's maximum over the states).
+   state: the process's maximum over the states); and a model of 1,033,724 states (5 instances,
+   2x3 stateful and 2 stateless tasks, 2 events, no ageing) explored completely by the explorer
+   alone, without and with partial-order reduction: exploring time, CPU, peak RSS, the reduction.
    CPU seconds (``os.wait4``) are printed beside wall time: on a shared machine they are the
    figure to compare.
 
@@ -95,19 +97,24 @@ if sys.argv[1] == "previous":
     sys.path.insert(0, sys.argv[2])
     import baseline_core
     baseline_core.install()
-instances, initial, limit = (int(x) for x in sys.argv[3:6])
-model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(instances=instances, initial=initial, partitions=3, events=2),
-                   assignor=RoundRobin(), assignor_name="round-robin")
-exp = explore(model, limits=Limits(max_states=limit))
+bounds, limit, por = eval(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "por"
+model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(**bounds), assignor=RoundRobin(), assignor_name="round-robin")
+exp = explore(model, limits=Limits(max_states=limit or None), por=por)
 st = exp.stats
-print(st.states, st.seconds, st.bytes_per_state, st.assignor_calls)
+print(st.states, st.seconds, st.bytes_per_state, st.assignor_calls, int(exp.complete))
 """
 
-#: The explorer-alone runs: (title, instances, initial, states explored).
+#: The explorer-alone runs against the previous core: (title, bounds, states explored).
 _ALONE_RUNS = (
-    ("4 instances (3 initial), 2x3 tasks, 2 events, first 200,000 states", 4, 3, 200_000),
-    ("5 instances (4 initial), 2x3 tasks, 2 events, first 1,000,000 states (the model has more than 1,600,000)", 5, 4, 1_000_000),
+    ("4 instances (3 initial), 2x3 tasks, 2 events, first 200,000 states", dict(instances=4, initial=3, partitions=3, events=2), 200_000),
+    ("5 instances (4 initial), 2x3 tasks, 2 events, first 1,000,000 states (the model has more than 1,600,000)",
+     dict(instances=5, initial=4, partitions=3, events=2), 1_000_000),
 )
+#: A model of more than a million states explored completely (#11: "at least 1,000,000 distinct
+#: states (with POR off) explored completely in at most 60 s and 1 GiB; with POR on, the reduction
+#: factor printed"): the explorer alone, round-robin, without and with partial-order reduction.
+_COMPLETE = ("5 instances (4 initial), 2x3 stateful and 2 stateless tasks, 2 events, no ageing of unhosted state",
+             dict(instances=5, initial=4, partitions=3, stateless=2, events=2, aging=False))
 
 
 def scale() -> None:
@@ -124,16 +131,33 @@ def scale() -> None:
     for line in now_out.splitlines():
         if "distinct states," in line:
             print(f"   current report: {line}")
-    for title, instances, initial, limit in _ALONE_RUNS:
+    for title, bounds, limit in _ALONE_RUNS:
         print(f"   explorer alone, memoised trivial assignor (round-robin), {title}")
         for which in ("current", "previous"):
-            argv = [sys.executable, "-c", _ALONE, which, str(HERE), str(instances), str(initial), str(limit)]
-            wall, cpu, rss, out, _ = _timed_command(argv)
-            states, seconds, per_state, calls = out.split()
-            states = int(states)
+            states, seconds, cpu, rss, per_state, calls, _ = _alone(which, bounds, limit)
             print(f"   {which}: {states:,} distinct states, {states / cpu:,.0f} distinct states per CPU second "
-                  f"({states / float(seconds):,.0f} per wall second), {float(per_state):.0f} bytes per stored state, "
-                  f"peak RSS {rss / 2**20:.0f} MiB ({rss / states:,.0f} bytes per state, whole process), {int(calls):,} assignor calls")
+                  f"({states / seconds:,.0f} per wall second), {per_state:.0f} bytes per stored state, "
+                  f"peak RSS {rss / 2**20:.0f} MiB ({rss / states:,.0f} bytes per state, whole process), {calls:,} assignor calls")
+    title, bounds = _COMPLETE
+    print(f"   explored completely, explorer alone, memoised trivial assignor (round-robin), {title}")
+    runs = {}
+    for por in (False, True):
+        states, seconds, cpu, rss, per_state, calls, complete = runs[por] = _alone("current", bounds, 0, por=por)
+        print(f"   POR {'on' if por else 'off'}: {states:,} distinct states, complete: {complete}, {seconds:.1f}s exploring "
+              f"({cpu:.1f}s CPU of the whole process), peak RSS {rss / 2**20:.0f} MiB, {calls:,} assignor calls")
+    print(f"   partial-order reduction: {runs[False][0] / runs[True][0]:.2f}x fewer states, "
+          f"{runs[False][1] / runs[True][1]:.2f}x less exploring time")
+
+
+def _alone(which: str, bounds: dict, limit: int, *, por: bool = False):
+    """(states, exploring seconds, CPU seconds, peak RSS bytes, bytes per stored state, assignor
+    calls, complete) of the explorer alone on ``bounds`` in a fresh process (``limit`` 0: no limit)."""
+    argv = [sys.executable, "-c", _ALONE, which, str(HERE), repr(bounds), str(limit), "por" if por else "full"]
+    _, cpu, rss, out, code = _timed_command(argv)
+    if code != 0:
+        raise SystemExit(f"the explorer-alone run on {bounds} exited {code}")
+    states, seconds, per_state, calls, complete = out.split()
+    return int(states), float(seconds), cpu, rss, float(per_state), int(calls), complete == "1"
 
 
 def throughput() -> None:
