@@ -293,15 +293,14 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 best, width = met, spread_of(met[0])
         return found.root is not None
 
-    # One tree before SCIP, for one above the bound: one short of the layout found, it closes the
-    # spread without SCIP; further off, it lifts the bound SCIP is then given as a row, so SCIP stops
-    # at the first layout meeting it (leaving 50x500 seed 441: the tree proves 128 over the LP's
-    # 127.0 in 93 LPs, and SCIP, given spread >= 128, finds a layout of 128 in 19 s instead of 36 s,
-    # measured apart). Only one: a second tree (for 129 there) failed and cost SCIP its layout of 128.
-    # Where the LP's bound is the optimum (unequal 50x500 seed 441: 147.0 and 147) the tree cannot
-    # close and only costs SCIP time (44 s of 150): hence 35% of the time left (a quarter was too little for the 93 LPs at leaving 50x500, loaded) and 150 LPs at most
-    if (width is None or width > out.spread_lower) and not deadline.passed:
-        prove_spread(out.spread_lower + 1, 0.5 if width == out.spread_lower + 1 else 0.35, nodes=None if width == out.spread_lower + 1 else 150)
+    # A tree before SCIP only where the layout found is one above the bound (a tenth of the time
+    # left): it then closes the spread without SCIP. A tree for one above the bound whatever the
+    # layout (35% of the time left, 150 LPs), which lifts the bound SCIP is given as a row, proved
+    # 128 at leaving 50x500 seed 441 (LP 127.0) but cost SCIP the optimum where the LP's bound is
+    # it (unequal 50x500 and 100x1000 seed 441, leaving 100x1000 seed 442: bench at bea14e8, 3 of 8
+    # proven against 6 of 8 before it): dropped
+    if width is not None and width == out.spread_lower + 1 and not deadline.passed:
+        prove_spread(width, 0.1)
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
@@ -360,6 +359,9 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if (out.cost_method == "scip" or out.best[3].cost > out.cost_lower) and not deadline.passed:  # SCIP's word, or the best layout's cost when SCIP did not finish
         target = out.best[3].cost
         proof = tree(costed if optioned is None else optioned, target, 0.9, "" if optioned is None else " with the option rows")
+        if proof is None and optioned is not None and not deadline.passed:  # it stopped early (no certificate for an empty node): the bare model
+            optioned = None
+            proof = tree(costed, target, 0.9)
         if proof is not None:
             out.cost_lower, out.cost_method = target, "lp-tree"
             out.cost_proof = _tree_words(costed, proof, "cost", target, checked_lower) + ("" if optioned is None else _option_row_words(optioned))

@@ -49,6 +49,10 @@ __all__ = ["Node", "TreeProof", "check_tree", "dive", "prove_at_least"]
 SCALE = 1 << 24
 """Multipliers are numerators over this denominator (HiGHS's floats rounded to it)."""
 
+FINE = float(1 << 48)
+"""The largest numerator of a Farkas certificate (a ray, or phase one's duals): any positive multiple proves a node empty alike, and
+rounding them as finely keeps the small entries that rows with large coefficients (the option rows made whole) need."""
+
 
 @dataclass(frozen=True)
 class Node:
@@ -276,7 +280,8 @@ class _NodeLP:
             solution = self.h.getSolution()
             duals = np.asarray(solution.row_dual)
             nonzero = np.flatnonzero(np.abs(duals) > 1e-12)
-            multipliers = tuple(zip(nonzero.tolist(), np.rint(duals[nonzero] * SCALE).astype(np.int64).tolist()))
+            scale = FINE / max(1e-12, float(np.abs(duals).max())) if self.elastic else SCALE  # phase one's duals prove emptiness at any scale
+            multipliers = tuple(zip(nonzero.tolist(), np.rint(duals[nonzero] * scale).astype(np.int64).tolist()))
             return True, multipliers, np.asarray(solution.col_value).tolist()
         if status == self.core.HighsModelStatus.kInfeasible and not self.elastic:
             _, has, ray = self.h.getDualRay()
@@ -287,7 +292,7 @@ class _NodeLP:
                 return None if answer is None else (False, answer[1], None)
             ray = np.asarray(ray)
             nonzero = np.flatnonzero(np.abs(ray) > 1e-12)
-            scale = SCALE / max(1e-12, float(np.abs(ray).max()))
+            scale = FINE / max(1e-12, float(np.abs(ray).max()))
             return False, tuple(zip(nonzero.tolist(), np.rint(ray[nonzero] * scale).astype(np.int64).tolist())), None
         return None
 
