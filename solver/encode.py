@@ -89,7 +89,10 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         if not task.stateful:
             cons.append((f"standby-count[{t}]", z3.Not(z3.Or([z3.Or(s(t, m), w(t, m)) for m in members] or [z3.BoolVal(False)]))))
         elif facts.required:
-            cons.append((f"standby-count[{t}]", z3.AtLeast(*[z3.And(s(t, m), z3.Not(a(t, m))) for m in members], facts.required)))
+            # a standby is a replica by count, labelled standby or warmup (the label decides
+            # nothing: rules.violations and properties.copies count both), not beside its active
+            replicas = [z3.And(z3.Or(s(t, m), w(t, m)), z3.Not(a(t, m))) for m in members]
+            cons.append((f"standby-count[{t}]", z3.AtLeast(*replicas, facts.required)))
     if rs.warmup_bound:
         extras = []
         for t in view.stateful_task_ids:

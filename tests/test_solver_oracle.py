@@ -12,6 +12,8 @@ from rebalproof.errors import InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import Config, Member, RebalanceInput, Task
 from rebalproof.properties import check_assignment
+from rebalproof.properties.copies import standby_count
+from rebalproof.properties.verdict import Status
 from rebalproof.solver import oracle, spec
 from rebalproof.solver.oracle import conforms, distance, explain
 from rebalproof.solver.rules import Facts, violations
@@ -49,6 +51,26 @@ def test_unsat_cores_name_what_the_plain_checker_finds(data, rules_name):
     assert sorted(said) == sorted(v.sentence for v in plain)
     verdict = conforms(view, answer, rules_name)
     assert verdict.violated == bool(plain)
+
+
+def test_a_warmup_counts_as_a_standby_for_every_reading():
+    """The Z3 encoding reads standby-count as the catalogue does: a replica labelled warmup is a
+    standby by count (Kafka reports warmups as standbys; the label decides nothing). Found by a
+    random hypothesis run: the encoding counted the standby label alone, so ``explain`` named
+    standby-count broken on answers the plain checker and the catalogue accept."""
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=1, max_warmup_replicas=2),
+        tasks=(Task(id="0_0"),),
+        members=(Member(id="I1", active=("0_0",), lags=(("0_0", 0),)), Member(id="I2", lags=(("0_0", 0),))),
+    )
+    answer = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"warmup": ["0_0"]}})
+    for rules in ("ha", "sticky", "learner"):
+        assert list(violations(view, answer, rules)) == []
+        assert explain(view, answer, rules) == []
+    assert standby_count(view, answer).status is Status.HOLDS
+    # with no active copy at all, a lone warmup is still the task's standby: one-active alone is broken
+    orphan = Assignment.build({"I1": {}, "I2": {"warmup": ["0_0"]}})
+    assert explain(view, orphan, "ha") == [v.sentence for v in violations(view, orphan, "ha")] == ["task 0_0 has no active copy: one-active"]
 
 
 def test_explain_says_it_in_words():
