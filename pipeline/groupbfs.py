@@ -14,15 +14,15 @@ states, runs a worker-local RunMonitor on the edges it walks and on its candidat
 successors its worker's copy of the visited fingerprints does not prove visited), keeps the
 candidates where they are (persisted, packed once) and sends the driver compact arrays only. The
 driver asks the visited set (:mod:`rebalproof.pipeline.visited`: in the driver while small, then
-partitioned on Spark by fingerprint hash, one job a level) which successors are new. The driver keeps, per new fingerprint, the first discoverer
-in the local explorer's order (parent position, then action position), numbers the new states and
-the edges as the FIFO queue would, merges the monitors' records, and broadcasts which candidates
-won: the next level's buckets are selected from the persisted candidates in place, or, when one
-partition has grown more than 1.2 times the mean, shuffled to partitions by a hash of their
-fingerprints. The driver holds the graph's compact arrays the result is made of, and the visited
-set only until it moves to Spark; small levels (the first ones, and the last ones while the
-visited set is in the driver) are expanded in the driver, by the same code, and their frontier
-travels once.
+partitioned on Spark by fingerprint hash, one job a level) which successors are new, keeps, per
+new fingerprint, the first discoverer in the local explorer's order (parent position, then action
+position), numbers the new states and the edges as the FIFO queue would, merges the monitors'
+records, and broadcasts which candidates won: the next level's buckets are selected from the
+persisted candidates in place, or, when one partition has grown more than 1.2 times the mean,
+shuffled to partitions by a hash of their fingerprints. The driver holds the graph's compact
+arrays the result is made of, and the visited set only until it moves to Spark; small levels (the
+first ones, and the last ones while the visited set is in the driver) are expanded in the driver,
+by the same code, and their frontier travels once.
 
 The local explorer's stops are reproduced exactly, mid-level included: ``max_states`` (checked
 before each expansion, with the states found so far), ``monitor.stop()`` (a promised ``always``
