@@ -111,7 +111,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
                 cons.append((f"leaving[{t}@{m}]", z3.Not(z3.Or(a(t, m), s(t, m), w(t, m)))))
     current = facts.fixpoint_current
     if current is not None:
-        cons.append(("fixpoint", z3.And(_fixed(var, view, current) + [z3.Not(probing)])))
+        cons.append(("fixpoint", z3.And(_same_copies(var, view, current) + [z3.Not(probing)])))
     if rs.probing:
         cons.append(("probing-rebalance", probing == z3.Not(balanced_constraint(var, view, facts))))
     return Encoding(view=view, facts=facts, var=var, probing=probing, constraints=tuple(cons))
@@ -142,11 +142,18 @@ def _subtopologies(view: RebalanceInput) -> dict[str, list[str]]:
     return out
 
 
-def _fixed(var, view, assignment: Assignment) -> list:
-    """Every variable equal to what ``assignment`` says (members it does not name hold nothing)."""
+def _same_copies(var, view, assignment: Assignment) -> list:
+    """The copies of ``assignment`` exactly, a replica labelled standby or warmup alike
+    (:func:`rebalproof.properties.stability.same_copies`: the label decides nothing), as the
+    plain checker reads ``fixpoint``: each member active on what it is active on there, and
+    holding a replica of what it holds a replica of there (members it does not name hold nothing)."""
     out = []
-    for (role, t, m), v in var.items():
-        out.append(v if t in getattr(assignment.of(m), role) else z3.Not(v))
+    for t in view.task_ids:
+        for m in view.member_ids:
+            held = assignment.of(m)
+            active, replica = var[("active", t, m)], z3.Or(var[("standby", t, m)], var[("warmup", t, m)])
+            out.append(active if t in held.active else z3.Not(active))
+            out.append(replica if (t in held.standby or t in held.warmup) else z3.Not(replica))
     return out
 
 

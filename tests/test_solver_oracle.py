@@ -73,6 +73,28 @@ def test_a_warmup_counts_as_a_standby_for_every_reading():
     assert explain(view, orphan, "ha") == [v.sentence for v in violations(view, orphan, "ha")] == ["task 0_0 has no active copy: one-active"]
 
 
+def test_the_current_assignment_returned_as_it_is_keeps_fixpoint_for_every_reading():
+    """``fixpoint`` in the Z3 encoding compares copies, a replica labelled standby or warmup
+    alike, as the plain checker and the catalogue do: the encoding fixed the labels of the
+    current assignment with its replicas written as standbys, so ``explain`` named fixpoint
+    broken on an answer that returned the current assignment exactly, warmup label and all."""
+    caught_up = (("0_0", 0), ("0_1", 0))
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=1, max_warmup_replicas=2),
+        tasks=(Task(id="0_0"), Task(id="0_1")),
+        members=(Member(id="I1", active=("0_0",), standby=("0_1",), lags=caught_up),
+                 Member(id="I2", active=("0_1",), warmup=("0_0",), lags=caught_up)),
+    )
+    unchanged = Assignment.build({"I1": {"active": ["0_0"], "standby": ["0_1"]}, "I2": {"active": ["0_1"], "warmup": ["0_0"]}})
+    relabelled = Assignment.build({"I1": {"active": ["0_0"], "warmup": ["0_1"]}, "I2": {"active": ["0_1"], "standby": ["0_0"]}})
+    moved = Assignment.build({"I1": {"active": ["0_1"], "standby": ["0_0"]}, "I2": {"active": ["0_0"], "standby": ["0_1"]}})
+    for rules in ("ha", "sticky", "eager"):
+        for answer in (unchanged, relabelled):
+            assert list(violations(view, answer, rules)) == [] and explain(view, answer, rules) == []
+        assert "fixpoint" in [v.name for v in violations(view, moved, rules)]
+        assert explain(view, moved, rules) == [v.sentence for v in violations(view, moved, rules)]
+
+
 def test_explain_says_it_in_words():
     view = RebalanceInput(tasks=(Task(id="0_1"),), members=(Member(id="I1"), Member(id="I2"), Member(id="I3")))
     answer = Assignment.build({"I1": {}, "I2": {"active": ["0_1"]}, "I3": {"active": ["0_1"]}})
