@@ -272,7 +272,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     def searched_tree(linear, target, share, what="", nodes=None):
         """:func:`prove_at_least` on ``linear`` for ``target`` within ``share`` of the time left (and ``nodes`` LPs): the :class:`TreeProof`, root checked or None."""
         left = _left(deadline)
-        end = None if left is None else time.monotonic() + share * left
+        end = None if left is None else time.monotonic() + share * left - 0.5  # building the answer comes on top, as SCIP's
         return timed(f"checked tree for >= {target}{what}", lambda: prove_at_least(linear.model, target, choices=linear.choices(), deadline_end=end,
                                                                                   max_nodes=nodes or 100_000))
 
