@@ -87,7 +87,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
     for task in view.tasks:
         t = task.id
         if not task.stateful:
-            cons.append((f"standby-count[{t}]", z3.Not(z3.Or([z3.Or(s(t, m), w(t, m)) for m in members] or [z3.BoolVal(False)]))))
+            cons.append((f"stateless-replica[{t}]", z3.Not(z3.Or([z3.Or(s(t, m), w(t, m)) for m in members] or [z3.BoolVal(False)]))))
         elif facts.required:
             # a standby is a replica by count, labelled standby or warmup (the label decides
             # nothing: rules.violations and properties.copies count both), not beside its active

@@ -13,6 +13,7 @@ rule                sticky  eager  learner  ha  source
 one-active          yes     yes    yes      yes KIP-441 Assignment Algorithm 1, 4
 no-colocation       yes     yes    yes      yes KIP-441 Constraints and Cost Function
 standby-count       yes     yes    yes      yes KIP-441 Assignment Algorithm 2
+stateless-replica   yes     yes    yes      yes KIP-429 Stateful vs Stateless Tasks: nothing to restore
 warmup-bound        yes     yes    no       yes KIP-441 max_warmup_replicas
 caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, most-caught-up
 leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
@@ -20,13 +21,18 @@ fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
 
-Readings (each the one :mod:`rebalproof.properties` uses, except ``leaving`` and
-``probing-rebalance``, which the properties do not check):
+Readings (each the one :mod:`rebalproof.properties` uses, except ``stateless-replica``,
+``leaving`` and ``probing-rebalance``, which the properties do not check):
 
 - ``standby-count[t]``: a stateful task has at least ``min(num_standby_replicas, n - 1)``
   replicas (``standby`` or ``warmup`` role: labels do not count) on members other than its
-  active (``n``: non-leaving members); a stateless task has no standby or warmup (no state to
-  keep).
+  active (``n``: non-leaving members). Nothing about stateless tasks, as in the catalogue.
+- ``stateless-replica[t]``: a stateless task has no standby or warmup: KIP-429 "Stateful vs
+  Stateless Tasks", "for stateless tasks the ownership transfer should happen immediately
+  without the need of a learning stage, because there is nothing to restore". Stricter than
+  the properties: KIP-441 forbids no such copy (its requirement 2 even reads "at least
+  num.standby.replicas ... for every task"), so the catalogue accepts one; without the rule an
+  optimiser would scatter copies no objective counts.
 - ``warmup-bound``: extra copies, ``max(0, copies - 1 - min(num_standby_replicas, members - 1))``
   summed over the stateful tasks, are at most ``max_warmup_replicas`` (whatever the roles).
 - ``caught-up-active[t@m]``: a stateful active only on a member
@@ -84,7 +90,7 @@ class RuleSet:
     @property
     def rules(self) -> tuple[str, ...]:
         """The rule names in force, in a fixed order."""
-        out = ["one-active", "no-colocation", "standby-count"]
+        out = ["one-active", "no-colocation", "standby-count", "stateless-replica"]
         if self.warmup_bound:
             out.append("warmup-bound")
         if self.caught_up_active:
@@ -261,15 +267,15 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         for m in sorted_ids(by_member):
             if len(by_member[m]) > 1:
                 out.append(Violation(f"no-colocation[{t}@{m}]", f"{m} holds task {t} {_times(len(by_member[m]))} ({_say(by_member[m])}): no-colocation", (t,), (m,)))
-    for task in view.tasks:
-        t, by_member = task.id, held[task.id]
-        standbys = sorted_ids(m for m, h in by_member.items() if ("standby" in h or "warmup" in h) and "active" not in h)
-        replicas = sorted_ids(m for m, h in by_member.items() if "standby" in h or "warmup" in h)
-        if not task.stateful and replicas:
-            out.append(Violation(f"standby-count[{t}]", f"stateless task {t} has replicas on {_say(replicas)}, but a stateless task has no state to keep: standby-count", (t,), replicas))
-        elif task.stateful and len(standbys) < facts.required:
+    for t in view.stateful_task_ids:
+        standbys = sorted_ids(m for m, h in held[t].items() if ("standby" in h or "warmup" in h) and "active" not in h)
+        if len(standbys) < facts.required:
             on = f" (on {_say(standbys)})" if standbys else ""
             out.append(Violation(f"standby-count[{t}]", f"task {t} has {len(standbys)} standby{'s' if len(standbys) != 1 else ''}{on}, needs {facts.required}: standby-count", (t,), standbys))
+    for t in view.stateless_task_ids:
+        replicas = sorted_ids(m for m, h in held[t].items() if "standby" in h or "warmup" in h)
+        if replicas:
+            out.append(Violation(f"stateless-replica[{t}]", f"stateless task {t} has replicas on {_say(replicas)}, but a stateless task has no state to keep: stateless-replica", (t,), replicas))
     if rs.warmup_bound:
         extra = {t: max(0, len(held[t]) - 1 - facts.allowance) for t in view.stateful_task_ids}
         total = sum(extra.values())

@@ -1,0 +1,167 @@
+"""The readers of one rule agree, and no verdict depends on a choice the seeds leave open.
+
+Each hard rule has up to three per-answer readers: the catalogue (:mod:`rebalproof.properties`,
+``check_assignment``), the plain checker (:func:`rebalproof.solver.rules.violations`) and the
+Z3 encoding behind :func:`rebalproof.solver.oracle.explain`. Differential: over small views
+wider than ``test_solver_oracle``'s (up to 4 members of capacity 1 or 2, leaving members,
+mixed lags, stateless tasks, warmups and standbys going in, previous members) and arbitrary
+answers, (a) the instances the plain checker names are the ones ``explain`` names, and each
+rule both readers have is broken for the plain checker exactly when the catalogue's verdict
+of the same name is violated; (b) relabelling replicas standby <-> warmup, listing an answer's
+tasks in another order, and renaming the members by an order-preserving renaming change no
+verdict of either reader; (c) ``conforms`` holds exactly when no promised rule is broken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from rebalproof.model.assignment import Assignment, MemberAssignment
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties import check_assignment
+from rebalproof.properties.verdict import Status
+from rebalproof.solver.oracle import conforms, explain
+from rebalproof.solver.rules import rule_set, violations
+
+LAGS = (None, 0, 0, 5, 10000, 10001, 50000)
+SHARED = ("one-active", "no-colocation", "standby-count", "warmup-bound", "caught-up-active", "fixpoint")
+"""The rules the plain checker and the catalogue both have (``stateless-replica``, ``leaving`` and
+``probing-rebalance`` are the plain checker's alone: see :mod:`rebalproof.solver.rules`)."""
+
+
+@st.composite
+def wide_views(draw, max_members=4, max_tasks=3):
+    """Views with every field the rules read: leaving members, warmups going in, stateless tasks."""
+    n_members = draw(st.integers(1, max_members))
+    n_tasks = draw(st.integers(1, max_tasks))
+    subs = draw(st.integers(1, 2))
+    tasks = tuple(Task(id=f"{i % subs}_{i // subs}", stateful=draw(st.booleans())) for i in range(n_tasks))
+    ids = [f"I{i + 1}" for i in range(n_members)]
+    held = {m: {"active": [], "standby": [], "warmup": []} for m in ids}
+    for t in tasks:
+        for m in ids:
+            role = draw(st.sampled_from((None, None, "active", "standby", "warmup")))
+            if role:
+                held[m][role].append(t.id)
+    members = []
+    for m in ids:
+        lags = {t.id: lag for t in tasks if t.stateful and (lag := draw(st.sampled_from(LAGS))) is not None}
+        members.append(Member(id=m, capacity=draw(st.sampled_from((1, 1, 2))), leaving=draw(st.sampled_from((False, False, False, True))),
+                              lags=lags, **{r: tuple(ts) for r, ts in held[m].items()}))
+    config = Config(num_standby_replicas=draw(st.integers(0, 2)), max_warmup_replicas=draw(st.integers(0, 2)),
+                    acceptable_recovery_lag=10000)
+    previous = draw(st.sampled_from((None, tuple(ids), tuple(ids[:1]))))
+    return RebalanceInput(config=config, tasks=tasks, members=tuple(members), previous_members=previous)
+
+
+@st.composite
+def answers(draw, view):
+    """Arbitrary answers, often broken; sometimes the current assignment as it is."""
+    if draw(st.integers(0, 4)) == 0:
+        return Assignment.build({m.id: {"active": list(m.active), "standby": list(m.standby), "warmup": list(m.warmup)} for m in view.members},
+                                probing_rebalance=draw(st.booleans()))
+    roles = {m: {"active": [], "standby": [], "warmup": []} for m in view.member_ids}
+    for t in view.task_ids:
+        for m in view.member_ids:
+            role = draw(st.sampled_from((None, None, "active", "active", "standby", "warmup")))
+            if role:
+                roles[m][role].append(t)
+    return Assignment.build(roles, probing_rebalance=draw(st.booleans()))
+
+
+def plain_rules(view, answer, rules):
+    return {v.rule for v in violations(view, answer, rules)}
+
+
+def catalogue_broken(view, answer, rules):
+    return {v.property for v in check_assignment(view, answer, rules=rules) if v.status is Status.VIOLATED}
+
+
+def verdicts(view, answer, rules):
+    """Everything a verdict says but its wording: per property its status, tasks, members and measure."""
+    return {v.property: (v.status, v.tasks, v.members, repr(sorted(v.measure.items()))) for v in check_assignment(view, answer, rules=rules)}
+
+
+RULES = st.sampled_from(("ha", "sticky", "eager", "learner"))
+
+
+@settings(max_examples=40)
+@given(st.data(), RULES)
+def test_the_plain_checker_explain_and_the_catalogue_name_the_same_broken_rules(data, rules):
+    view = data.draw(wide_views())
+    answer = data.draw(answers(view))
+    plain = violations(view, answer, rules)
+    note(f"plain: {[v.name for v in plain]}")
+    assert sorted(explain(view, answer, rules)) == sorted(v.sentence for v in plain)
+    promised = set(rule_set(rules).rules) & set(SHARED)
+    assert {v.rule for v in plain} & promised == catalogue_broken(view, answer, rules) & promised
+    assert conforms(view, answer, rules).violated == bool(plain)
+
+
+def _relabel(standby, warmup, flip):
+    return tuple(t for t in standby if t not in flip) + tuple(t for t in warmup if t in flip), tuple(t for t in warmup if t not in flip) + tuple(t for t in standby if t in flip)
+
+
+def _rename(mid: str) -> str:
+    """An order-preserving renaming: I1 < I2 < ... stays so, under :func:`id_key` too."""
+    return "node-" + mid[1:]
+
+
+@settings(max_examples=40)
+@given(st.data(), RULES)
+def test_no_reader_depends_on_labels_order_or_names(data, rules):
+    view = data.draw(wide_views())
+    answer = data.draw(answers(view))
+    flips = data.draw(st.sets(st.sampled_from([(m, t) for m in view.member_ids for t in view.task_ids])))
+    base_plain, base_cat = sorted(plain_rules(view, answer, rules)), verdicts(view, answer, rules)
+
+    # standby <-> warmup, in the answer and in the input
+    members = {}
+    for m, held in answer.members:
+        s, w = _relabel(held.standby, held.warmup, {t for (mm, t) in flips if mm == m})
+        members[m] = MemberAssignment(active=held.active, standby=s, warmup=w)
+    relabelled = Assignment(members=members, probing_rebalance=answer.probing_rebalance)
+    relabelled_view = view.replace(members=tuple(
+        replace(m, **dict(zip(("standby", "warmup"), _relabel(m.standby, m.warmup, {t for (mm, t) in flips if mm == m.id}))))
+        for m in view.members))
+    for v, a in ((view, relabelled), (relabelled_view, answer), (relabelled_view, relabelled)):
+        assert sorted(plain_rules(v, a, rules)) == base_plain
+        assert {p: x[0] for p, x in verdicts(v, a, rules).items()} == {p: x[0] for p, x in base_cat.items()}
+
+    # task lists in another order, members listed in another order
+    reordered = Assignment(members={m: MemberAssignment(active=tuple(reversed(h.active)), standby=tuple(reversed(h.standby)), warmup=tuple(reversed(h.warmup)))
+                                    for m, h in reversed(list(answer.members))}, probing_rebalance=answer.probing_rebalance)
+    assert sorted(plain_rules(view, reordered, rules)) == base_plain
+    assert verdicts(view, reordered, rules) == base_cat
+
+    # members renamed, order kept
+    renamed_view = view.replace(members=tuple(replace(m, id=_rename(m.id)) for m in view.members),
+                                previous_members=None if view.previous_members is None else tuple(_rename(m) for m in view.previous_members))
+    renamed = Assignment(members={_rename(m): h for m, h in answer.members}, probing_rebalance=answer.probing_rebalance)
+    assert sorted(plain_rules(renamed_view, renamed, rules)) == base_plain
+    assert sorted(explain(renamed_view, renamed, rules)) == sorted(v.sentence for v in violations(renamed_view, renamed, rules))
+    back = {p: (s, t, tuple(_rename(x) for x in ms), meas) for p, (s, t, ms, meas) in base_cat.items()}
+    assert verdicts(renamed_view, renamed, rules) == back
+
+
+def test_a_stateless_replica_is_its_own_rule_not_standby_count():
+    """The plain checker and the Z3 encoding named a standby of a stateless task a broken
+    ``standby-count``, which the catalogue's ``standby-count`` (stateful tasks only) accepts:
+    KIP-441 requirement 2 forbids no such copy ("at least num.standby.replicas standby replicas
+    for every task"). The rule sets keep it out under its own name, ``stateless-replica``
+    (KIP-429: for stateless tasks "there is nothing to restore"), a rule the catalogue does not
+    check, like ``leaving``. Found by the differential test above."""
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=1),
+        tasks=(Task(id="0_0", stateful=False), Task(id="1_0")),
+        members=(Member(id="I1", lags={"1_0": 0}), Member(id="I2", lags={"1_0": 0})),
+    )
+    answer = Assignment.build({"I1": {"active": ["0_0"], "standby": ["1_0"]}, "I2": {"active": ["1_0"], "warmup": ["0_0"]}})
+    for rules in ("ha", "sticky", "eager", "learner"):
+        assert [v.name for v in violations(view, answer, rules)] == ["stateless-replica[0_0]"]
+        assert explain(view, answer, rules) == ["stateless task 0_0 has replicas on I2, but a stateless task has no state to keep: stateless-replica"]
+        assert "standby-count" not in catalogue_broken(view, answer, rules)
+        assert conforms(view, answer, rules).violated
