@@ -84,15 +84,17 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
     members = [m for m in view.members if not m.leaving]
     caps = {m.id: m.capacity for m in members}
     held = [(m.id, assignment.of(m.id)) for m in members]
-    actives = {m: len(a.active) for m, a in held}
-    copies = {m: len(a.active) + len(a.standby) + len(a.warmup) for m, a in held}
+    # a task listed twice is one copy (no-colocation's business, as every property counts it), a
+    # task the input does not name is no load: the counts are of distinct tasks of the input
+    actives = {m: len({t for t in a.active if view.has_task(t)}) for m, a in held}
+    copies = {m: len({t for t in a.copies if view.has_task(t)}) for m, a in held}
     per_sub: dict[str, dict[str, int]] = {}
     for task_id in view.task_ids:
         sub = subtopology_of(task_id)
         if sub not in per_sub:
             per_sub[sub] = dict.fromkeys(caps, 0)
     for m, a in held:
-        for task_id in a.active:
+        for task_id in set(a.active):
             if view.has_task(task_id):
                 per_sub[subtopology_of(task_id)][m] += 1
     subs = tuple((s, spread(per_sub[s], caps)) for s in sorted_ids(per_sub))

@@ -139,7 +139,7 @@ def _loads(view: RebalanceInput, assignment: Assignment) -> str:
     members = [m for m in view.members if not m.leaving]
     if not members:
         return "no member stays"
-    load = {m.id: (len(assignment.of(m.id).active), m.capacity) for m in members}
+    load = {m.id: (len(set(assignment.of(m.id).active)), m.capacity) for m in members}  # a task listed twice is one active
     order = sorted(load, key=lambda m: (Fraction(load[m][0], load[m][1]), id_key(m)))
     busy, idle = order[-1], order[0]
 

@@ -104,13 +104,17 @@ def _digest(key) -> int:
 def shape_of(view, assignment) -> int | None:
     """A 128-bit digest of ``(view, assignment)`` with member ids renamed to their ranks in natural
     order (:func:`~rebalproof.model.names.id_key`), or None when plain string order and natural
-    order of the ids disagree (``I2``/``I10``: then no renaming keeps every order a reading might use)."""
+    order of the ids disagree (``I2``/``I10``: then no renaming keeps every order a reading might use).
+    Everything else a reading looks at is kept as it is: the config and the tasks too (two views
+    differing only in ``num_standby_replicas`` must not share a verdict)."""
     ids = {m.id for m in view.members} | set(view.previous_members or ()) | {m for m, _ in assignment.members}
     natural = sorted(ids, key=id_key)
     if natural != sorted(ids):
         return None
     rank = {m: i for i, m in enumerate(natural)}
     shape = (
+        view.config,
+        view.tasks,
         tuple((rank[m.id], m.capacity, m.leaving, m.active, m.standby, m.warmup, m.lags) for m in view.members),
         None if view.previous_members is None else tuple(rank[m] for m in view.previous_members),
         tuple((rank[m], x.active, x.standby, x.warmup) for m, x in assignment.members),

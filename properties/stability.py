@@ -196,9 +196,9 @@ def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner
         return True
     caps = {m: view.member(m).capacity for m in pair}
     sub = subtopology_of(task_id)
-    actives = {m: len(kept.of(m).active) for m in pair}
-    in_sub = {m: sum(1 for t in kept.of(m).active if subtopology_of(t) == sub) for m in pair}
-    copies = {m: len(kept.of(m).copies) for m in pair}
+    actives = {m: len(set(kept.of(m).active)) for m in pair}  # a task listed twice is one copy, as measure_balance counts
+    in_sub = {m: sum(1 for t in set(kept.of(m).active) if subtopology_of(t) == sub) for m in pair}
+    copies = {m: len(set(kept.of(m).copies)) for m in pair}
     return all(within_one(counts, caps) for counts in (actives, in_sub, copies))
 
 

@@ -15,6 +15,7 @@ verdict of either reader; (c) ``conforms`` holds exactly when no promised rule i
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
@@ -22,6 +23,8 @@ from hypothesis import strategies as st
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.view import Config, Member, RebalanceInput, Task
 from rebalproof.properties import check_assignment
+from rebalproof.properties.catalogue import PER_ASSIGNMENT
+from rebalproof.properties.run_rebalance import RebalanceJudge
 from rebalproof.properties.verdict import Status
 from rebalproof.solver.oracle import conforms, explain
 from rebalproof.solver.rules import rule_set, violations
@@ -59,7 +62,11 @@ def wide_views(draw, max_members=4, max_tasks=3):
 
 @st.composite
 def answers(draw, view):
-    """Arbitrary answers, often broken; sometimes the current assignment as it is."""
+    """Arbitrary answers, often broken; sometimes the current assignment as it is.
+
+    Every member named, no unknown id: every way in rejects other answers before a reader sees
+    them (:func:`rebalproof.model.codec.check_ids`). A task listed twice passes it, so it is drawn.
+    """
     if draw(st.integers(0, 4)) == 0:
         return Assignment.build({m.id: {"active": list(m.active), "standby": list(m.standby), "warmup": list(m.warmup)} for m in view.members},
                                 probing_rebalance=draw(st.booleans()))
@@ -69,6 +76,9 @@ def answers(draw, view):
             role = draw(st.sampled_from((None, None, "active", "active", "standby", "warmup")))
             if role:
                 roles[m][role].append(t)
+    if draw(st.integers(0, 3)) == 0:  # a task listed twice by one member, in one role or two
+        m, t = draw(st.sampled_from(view.member_ids)), draw(st.sampled_from(view.task_ids))
+        roles[m][draw(st.sampled_from(("active", "standby", "warmup")))].append(t)
     return Assignment.build(roles, probing_rebalance=draw(st.booleans()))
 
 
@@ -165,3 +175,51 @@ def test_a_stateless_replica_is_its_own_rule_not_standby_count():
         assert explain(view, answer, rules) == ["stateless task 0_0 has replicas on I2, but a stateless task has no state to keep: stateless-replica"]
         assert "standby-count" not in catalogue_broken(view, answer, rules)
         assert conforms(view, answer, rules).violated
+
+
+def _judged(judge, view, answer, edge):
+    return {name for name, _ in judge.judge(edge, edge, 0, SimpleNamespace(view=view, assignment=answer))}
+
+
+@settings(max_examples=30)
+@given(st.data(), RULES)
+def test_the_run_judge_says_what_the_catalogue_says_on_views_of_one_shape(data, rules):
+    """The run's judge (:mod:`rebalproof.properties.run_rebalance`) judges one (view, answer) per
+    shape, member ids renamed by rank: a pair first judged renamed must get the catalogue's verdicts."""
+    view = data.draw(wide_views())
+    answer = data.draw(answers(view))
+    judge = RebalanceJudge(rules)
+    renamed_view = view.replace(members=tuple(replace(m, id=_rename(m.id)) for m in view.members),
+                                previous_members=None if view.previous_members is None else tuple(_rename(m) for m in view.previous_members))
+    renamed = Assignment(members={_rename(m): h for m, h in answer.members}, probing_rebalance=answer.probing_rebalance)
+    # the judge keeps every reading's violations, promised or not (the promise is applied to the run)
+    expected = {p.name for p in PER_ASSIGNMENT if p.checks_by_rules.get(rules, p.check)(view, answer).violated}
+    assert _judged(judge, renamed_view, renamed, 0) == _judged(judge, view, answer, 1) == expected
+
+
+def test_the_run_judge_keeps_apart_views_that_differ_in_config_or_tasks():
+    """The judge's shape left out the config and the tasks: a view judged clean with
+    ``num_standby_replicas`` 0 made the same members and answer clean with 1 standby asked,
+    and a stateless task's verdict stood for a stateful one. Both now count."""
+    members = (Member(id="I1", lags={"0_0": 0}), Member(id="I2", lags={"0_0": 0}))
+    answer = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {}})
+    judge = RebalanceJudge("ha")
+    assert _judged(judge, RebalanceInput(config=Config(num_standby_replicas=0), tasks=(Task(id="0_0"),), members=members), answer, 0) == set()
+    assert _judged(judge, RebalanceInput(config=Config(num_standby_replicas=1), tasks=(Task(id="0_0"),), members=members), answer, 1) == {"standby-count"}
+    judge = RebalanceJudge("ha")
+    assert _judged(judge, RebalanceInput(config=Config(num_standby_replicas=1), tasks=(Task(id="0_0", stateful=False),), members=members), answer, 0) == set()
+    assert _judged(judge, RebalanceInput(config=Config(num_standby_replicas=1), tasks=(Task(id="0_0"),), members=members), answer, 1) == {"standby-count"}
+
+
+def test_a_task_listed_twice_is_one_active_for_balance_too():
+    """Balance counted a task listed twice as active on one member as two actives, so the plain
+    checker called the answer unbalanced and named ``probing-rebalance`` broken, while the Z3
+    encoding (one Boolean per task and member) and every property count a duplicate as one copy
+    (:mod:`rebalproof.properties.common`: listing it twice is ``no-colocation``'s business alone).
+    Found by the differential test above."""
+    view = RebalanceInput(config=Config(max_warmup_replicas=1), tasks=(Task(id="0_0", stateful=False),),
+                          members=(Member(id="I1"), Member(id="I2"), Member(id="I3")))
+    answer = Assignment.build({"I1": {}, "I2": {}, "I3": {"active": ["0_0", "0_0"]}})
+    assert [v.name for v in violations(view, answer, "ha")] == ["no-colocation[0_0@I3]"]
+    assert explain(view, answer, "ha") == ["I3 holds task 0_0 twice (active and active): no-colocation"]
+    assert catalogue_broken(view, answer, "ha") == {"no-colocation"}
