@@ -114,12 +114,16 @@ def explain(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *, 
     """
     facts = Facts(view, rules)
     plain = {v.name: v.sentence for v in violations(view, assignment, rules, facts=facts)}
-    unencodable = _unencodable(view, assignment)
+    encodable = _encodable(view, assignment)
+    # what the Booleans cannot say, and what the plain checker finds only because of it (a
+    # fixpoint "changed" by listing a task twice), comes from the plain checker directly
+    shown = {v.name for v in violations(view, encodable, rules, facts=facts)}
+    unencodable = list(dict.fromkeys(_unencodable(view, assignment) + [name for name in plain if name not in shown]))
     out = [plain.get(name, name) for name in unencodable]
     if any(name.startswith("one-active[") and "is not in the input" in plain.get(name, "") for name in unencodable):
         return out
     enc = encode(view, rules, facts=facts)
-    fixed = given(enc, _encodable(view, assignment))
+    fixed = given(enc, encodable)
     rules_left = list(enc.constraints)
     deadline = Deadline(timeout)
     found: list[str] = []

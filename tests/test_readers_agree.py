@@ -223,3 +223,17 @@ def test_a_task_listed_twice_is_one_active_for_balance_too():
     assert [v.name for v in violations(view, answer, "ha")] == ["no-colocation[0_0@I3]"]
     assert explain(view, answer, "ha") == ["I3 holds task 0_0 twice (active and active): no-colocation"]
     assert catalogue_broken(view, answer, "ha") == {"no-colocation"}
+
+
+def test_explain_names_a_fixpoint_broken_by_listing_a_task_twice():
+    """An answer returning the current fixpoint with a task listed twice changes it for the plain
+    checker and the catalogue (``fixpoint``: "lists a task twice"), but the Z3 encoding sees the
+    answer through one Boolean per task and member, where the duplicate vanishes: ``explain``
+    named no-colocation alone. What the Booleans cannot tell apart now comes from the plain
+    checker. Found by the metamorphic test above."""
+    view = RebalanceInput(config=Config(max_warmup_replicas=0), tasks=(Task(id="0_0", stateful=False), Task(id="0_1", stateful=False)),
+                          members=(Member(id="I1", active=("0_0", "0_1")),))
+    answer = Assignment.build({"I1": {"active": ["0_0", "0_0", "0_1"]}})
+    for rules in ("ha", "sticky", "eager"):
+        assert sorted(explain(view, answer, rules)) == sorted(v.sentence for v in violations(view, answer, rules))
+        assert {v.rule for v in violations(view, answer, rules)} == {"no-colocation", "fixpoint"} == catalogue_broken(view, answer, rules)
