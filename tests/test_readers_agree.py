@@ -55,8 +55,8 @@ def wide_views(draw, max_members=4, max_tasks=3):
         lags = {t.id: lag for t in tasks if t.stateful and (lag := draw(st.sampled_from(LAGS))) is not None}
         members.append(Member(id=m, capacity=draw(st.sampled_from((1, 1, 2))), leaving=draw(st.sampled_from((False, False, False, True))),
                               lags=lags, **{r: tuple(ts) for r, ts in held[m].items()}))
-    config = Config(num_standby_replicas=draw(st.integers(0, 2)), max_warmup_replicas=draw(st.integers(0, 2)),
-                    acceptable_recovery_lag=10000)
+    config = Config(num_standby_replicas=draw(st.integers(0, 3)), max_warmup_replicas=draw(st.integers(0, 3)),
+                    acceptable_recovery_lag=draw(st.sampled_from((10000, 10000, 0, 5))))
     previous = draw(st.sampled_from((None, tuple(ids), tuple(ids[:1]))))
     return RebalanceInput(config=config, tasks=tasks, members=tuple(members), previous_members=previous)
 
