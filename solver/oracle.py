@@ -120,8 +120,6 @@ def explain(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *, 
     shown = {v.name for v in violations(view, encodable, rules, facts=facts)}
     unencodable = list(dict.fromkeys(_unencodable(view, assignment) + [name for name in plain if name not in shown]))
     out = [plain.get(name, name) for name in unencodable]
-    if any(name.startswith("one-active[") and "is not in the input" in plain.get(name, "") for name in unencodable):
-        return out
     enc = encode(view, rules, facts=facts)
     fixed = given(enc, encodable)
     rules_left = list(enc.constraints)
@@ -157,9 +155,11 @@ def _unencodable(view: RebalanceInput, assignment: Assignment) -> list[str]:
     for m, a in assignment.members:
         for t in a.copies:
             if not view.has_member(m) or not view.has_task(t):
-                names.append(f"one-active[{t}]")
+                names.append(f"one-active[{t}@{m}]")
+        if not view.has_member(m):
+            continue  # its copies are unknown ones, each said once above
         for role in ("active", "standby", "warmup"):
-            listed = getattr(a, role)
+            listed = [x for x in getattr(a, role) if view.has_task(x)]
             for t in sorted(set(x for x in listed if listed.count(x) > 1)):
                 names.append(f"no-colocation[{t}@{m}]")
     return list(dict.fromkeys(names))

@@ -240,17 +240,19 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
     """Every broken rule instance of ``assignment``, in rule order; empty when it keeps the rules.
 
     Plain Python, independent of Z3: this is what every Z3 model is re-verified against.
-    Copies on members or of tasks the input does not name are reported under ``one-active``
-    (an active) or ``no-colocation`` (another copy).
+    A copy (in any role) on a member or of a task the input does not name is reported under
+    ``one-active``, one instance ``one-active[t@m]`` per member and task, apart from the task's
+    own ``one-active[t]`` (every way in rejects such answers first:
+    :func:`rebalproof.model.codec.check_ids`).
     """
     facts = facts or Facts(view, rules)
     rs = facts.rules
     out: list[Violation] = []
     for m, a in assignment.members:
-        for t in a.copies:
+        for t in dict.fromkeys(a.copies):
             if not view.has_member(m) or not view.has_task(t):
                 stranger = f"member {m}" if not view.has_member(m) else f"task {t}"
-                out.append(Violation(f"one-active[{t}]", f"{m} is given task {t}, but {stranger} is not in the input: one-active", (t,), (m,)))
+                out.append(Violation(f"one-active[{t}@{m}]", f"{m} is given task {t}, but {stranger} is not in the input: one-active", (t,), (m,)))
     held: dict[str, dict[str, list[str]]] = {t: {} for t in view.task_ids}  # task -> member -> roles listed
     for m, a in assignment.members:
         if view.has_member(m):

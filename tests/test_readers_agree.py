@@ -251,3 +251,29 @@ def test_explain_names_a_fixpoint_broken_by_listing_a_task_twice():
     for rules in ("ha", "sticky", "eager"):
         assert sorted(explain(view, answer, rules)) == sorted(v.sentence for v in violations(view, answer, rules))
         assert {v.rule for v in violations(view, answer, rules)} == {"no-colocation", "fixpoint"} == catalogue_broken(view, answer, rules)
+
+
+@st.composite
+def answers_with_strangers(draw, view):
+    """An answer with a copy on a member, or of a task, the input does not name (what every way
+    in rejects first, :func:`rebalproof.model.codec.check_ids`, but the API still explains)."""
+    answer = draw(answers(view))
+    roles = {m: {r: list(getattr(a, r)) for r in ("active", "standby", "warmup")} for m, a in answer.members}
+    for _ in range(draw(st.integers(1, 2))):
+        member, task = draw(st.sampled_from((("I9", view.task_ids[0]), (view.member_ids[0], "7_7"), ("I9", "7_7"))))
+        roles.setdefault(member, {"active": [], "standby": [], "warmup": []})[draw(st.sampled_from(("active", "standby", "warmup")))].append(task)
+    return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)
+
+
+@settings(max_examples=20)
+@given(st.data(), RULES)
+def test_explain_names_every_instance_the_plain_checker_names_with_unknown_ids_too(data, rules):
+    """With an unknown id, ``explain`` said the unknown copies alone and the plain checker named
+    ``one-active[0_0]`` twice (the unknown member's copy and the task's missing active), so one
+    sentence was lost: each unknown copy is now its own instance, ``one-active[0_0@I9]``."""
+    view = data.draw(wide_views())
+    answer = data.draw(answers_with_strangers(view))
+    plain = violations(view, answer, rules)
+    assert len({v.name for v in plain}) == len(plain)
+    assert sorted(explain(view, answer, rules)) == sorted(v.sentence for v in plain)
+    assert conforms(view, answer, rules).violated
