@@ -277,3 +277,23 @@ def test_explain_names_every_instance_the_plain_checker_names_with_unknown_ids_t
     assert len({v.name for v in plain}) == len(plain)
     assert sorted(explain(view, answer, rules)) == sorted(v.sentence for v in plain)
     assert conforms(view, answer, rules).violated
+
+
+@settings(max_examples=20)
+@given(st.data(), RULES, st.sampled_from((_rename_by_prefix, _rename_natural)))
+def test_conforms_with_balance_achievable_agrees_with_the_catalogue_and_ignores_names(data, rules, rename):
+    """``conforms(balance="achievable")`` (Z3: is some allowed answer balanced?) gives one verdict
+    whatever the members are called, and under ``ha`` it and the catalogue's ``balanced`` agree
+    where both speak: an answer it accepts is not unbalanced for the catalogue, and an answer the
+    catalogue finds unbalanced without a probing rebalance breaks the hard rules."""
+    view = data.draw(wide_views())
+    answer = data.draw(answers(view))
+    verdict = conforms(view, answer, rules, balance="achievable")
+    renamed_view = view.replace(members=tuple(replace(m, id=rename(m.id)) for m in view.members),
+                                previous_members=None if view.previous_members is None else tuple(rename(m) for m in view.previous_members))
+    renamed = Assignment(members={rename(m): h for m, h in answer.members}, probing_rebalance=answer.probing_rebalance)
+    assert conforms(renamed_view, renamed, rules, balance="achievable").status == verdict.status
+    if rules == "ha":
+        balanced = next(v for v in check_assignment(view, answer, rules="ha") if v.property == "balanced")
+        assert not (verdict.holds and balanced.violated), balanced.message
+        assert not balanced.violated or conforms(view, answer, "ha").violated
