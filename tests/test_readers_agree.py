@@ -29,6 +29,7 @@ from rebalproof.properties.verdict import Status
 from rebalproof.solver.oracle import conforms, explain
 from rebalproof.solver.rules import rule_set, violations
 from rebalproof.strategies import assignments as library_answers
+from test_solver import draw_tasks_and_ids
 
 LAGS = (None, 0, 0, 5, 10000, 10001, 50000)
 SHARED = ("one-active", "no-colocation", "standby-count", "warmup-bound", "caught-up-active", "fixpoint")
@@ -39,11 +40,7 @@ SHARED = ("one-active", "no-colocation", "standby-count", "warmup-bound", "caugh
 @st.composite
 def wide_views(draw, max_members=4, max_tasks=3):
     """Views with every field the rules read: leaving members, warmups going in, stateless tasks."""
-    n_members = draw(st.integers(1, max_members))
-    n_tasks = draw(st.integers(1, max_tasks))
-    subs = draw(st.integers(1, 2))
-    tasks = tuple(Task(id=f"{i % subs}_{i // subs}", stateful=draw(st.booleans())) for i in range(n_tasks))
-    ids = [f"I{i + 1}" for i in range(n_members)]
+    tasks, ids = draw_tasks_and_ids(draw, max_members, max_tasks)
     held = {m: {"active": [], "standby": [], "warmup": []} for m in ids}
     for t in tasks:
         for m in ids:

@@ -18,14 +18,20 @@ from rebalproof.solver.rules import Facts, violations
 LAGS = (None, 0, 5000, 20000, 80000)
 
 
-@st.composite
-def views(draw, max_members=3, max_tasks=3):
-    """Small KIP-441-style views: lags, previous actives/standbys, capacities, leaving members."""
+def draw_tasks_and_ids(draw, max_members: int, max_tasks: int):
+    """A drawn view's first draws: its tasks (``<subtopology>_<partition>`` over one or two
+    subtopologies, each stateful or not) and its member ids ``I1 .. In``."""
     n_members = draw(st.integers(1, max_members))
     n_tasks = draw(st.integers(1, max_tasks))
     subs = draw(st.integers(1, 2))
     tasks = tuple(Task(id=f"{i % subs}_{i // subs}", stateful=draw(st.booleans())) for i in range(n_tasks))
-    ids = [f"I{i + 1}" for i in range(n_members)]
+    return tasks, [f"I{i + 1}" for i in range(n_members)]
+
+
+@st.composite
+def views(draw, max_members=3, max_tasks=3):
+    """Small KIP-441-style views: lags, previous actives/standbys, capacities, leaving members."""
+    tasks, ids = draw_tasks_and_ids(draw, max_members, max_tasks)
     held = {m: {"active": [], "standby": []} for m in ids}
     for t in tasks:
         owner = draw(st.sampled_from(ids + [None]))
