@@ -44,6 +44,7 @@ measured in the same run, on this machine, and printed with ratios:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -87,6 +88,7 @@ def _verdicts(out: str) -> list[str]:
 
 
 _ALONE = """
+import json
 import sys
 from rebalproof.model.explorer import Limits, explore
 from rebalproof.model.group_bounds import Bounds
@@ -97,7 +99,7 @@ if sys.argv[1] == "previous":
     sys.path.insert(0, sys.argv[2])
     import baseline_core
     baseline_core.install()
-bounds, limit, por = eval(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "por"
+bounds, limit, por = json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "por"
 model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(**bounds), assignor=RoundRobin(), assignor_name="round-robin")
 exp = explore(model, limits=Limits(max_states=limit or None), por=por)
 st = exp.stats
@@ -152,7 +154,7 @@ def scale() -> None:
 def _alone(which: str, bounds: dict, limit: int, *, por: bool = False):
     """(states, exploring seconds, CPU seconds, peak RSS bytes, bytes per stored state, assignor
     calls, complete) of the explorer alone on ``bounds`` in a fresh process (``limit`` 0: no limit)."""
-    argv = [sys.executable, "-c", _ALONE, which, str(HERE), repr(bounds), str(limit), "por" if por else "full"]
+    argv = [sys.executable, "-c", _ALONE, which, str(HERE), json.dumps(bounds), str(limit), "por" if por else "full"]
     _, cpu, rss, out, code = _timed_command(argv)
     if code != 0:
         raise SystemExit(f"the explorer-alone run on {bounds} exited {code}")
