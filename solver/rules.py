@@ -24,6 +24,13 @@ probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 Readings (each the one :mod:`rebalproof.properties` uses, except ``stateless-replica``,
 ``leaving`` and ``probing-rebalance``, which the properties do not check):
 
+The last three are the solver's own choices (:data:`OWN_RULES`): every answer the solver gives
+keeps them, but another implementation's answer is not judged by them
+(:func:`rebalproof.solver.oracle.conforms` judges :attr:`RuleSet.judged`): the seeds leave each
+open (KIP-441's requirement 2 literally asks standbys "for every task"; KIP-441 knows no
+leaving members; "it can stop performing probing rebalances" allows, not orders), so an
+implementation reading them otherwise is still correct, as the catalogue says.
+
 - ``standby-count[t]``: a stateful task has at least ``min(num_standby_replicas, n - 1)``
   replicas (``standby`` or ``warmup`` role: labels do not count) on members other than its
   active (``n``: non-leaving members). Nothing about stateless tasks, as in the catalogue.
@@ -73,7 +80,10 @@ from rebalproof.properties.common import current_assignment, required_standbys, 
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.properties.stability import fixpoint_premise, same_copies
 
-__all__ = ["RuleSet", "RULE_SETS", "rule_set", "Facts", "Violation", "violations", "rule_of"]
+__all__ = ["RuleSet", "RULE_SETS", "OWN_RULES", "rule_set", "Facts", "Violation", "violations", "rule_of"]
+
+OWN_RULES = frozenset({"stateless-replica", "leaving", "probing-rebalance"})
+"""Rules the solver keeps in its own answers but judges no other implementation by (module doc)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +111,11 @@ class RuleSet:
         if self.probing:
             out.append("probing-rebalance")
         return tuple(out)
+
+    @property
+    def judged(self) -> tuple[str, ...]:
+        """The rules another implementation's answer is judged by: :attr:`rules` but :data:`OWN_RULES`."""
+        return tuple(r for r in self.rules if r not in OWN_RULES)
 
 
 RULE_SETS: dict[str, RuleSet] = {

