@@ -103,7 +103,7 @@ def evaluate(view: RebalanceInput, assignment: Assignment, facts) -> Values:
     for m, a in assignment.members:
         if not view.has_member(m):
             continue
-        for t in a.active:
+        for t in dict.fromkeys(a.active):  # a task listed twice is one copy, as balance counts it
             if not view.has_task(t):
                 continue
             if m in counts:

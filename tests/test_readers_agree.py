@@ -351,3 +351,17 @@ def test_conforms_under_ha_still_catches_an_unbalanced_answer_that_stops_probing
     assert conforms(view, Assignment.build({"I1": {"active": ["0_0", "0_1"]}, "I2": {}}, probing_rebalance=True), "ha").holds
     for rules in ("sticky", "eager"):  # balance is not a hard rule of theirs: the catalogue's balanced_at_once says it
         assert conforms(view, piled, rules).holds
+
+
+def test_the_objectives_count_a_task_listed_twice_once_as_balance_does():
+    """``oracle``'s distance table (:func:`rebalproof.solver.objectives.evaluate`) counted a task
+    listed twice as two actives, so a balanced answer with a duplicate (already a broken
+    no-colocation) was shown with imbalance above the optimum; balance counts one copy."""
+    from rebalproof.model.balance import is_balanced
+    from rebalproof.solver.objectives import evaluate
+    from rebalproof.solver.rules import Facts
+
+    view = RebalanceInput(tasks=(Task(id="0_0", stateful=False), Task(id="0_1", stateful=False)), members=(Member(id="I1"), Member(id="I2")))
+    doubled = Assignment(members={"I1": MemberAssignment(active=("0_0", "0_0")), "I2": MemberAssignment(active=("0_1",))}, probing_rebalance=False)
+    assert is_balanced(view, doubled)
+    assert evaluate(view, doubled, Facts(view, "ha")).imbalance == 0
