@@ -35,8 +35,15 @@ browser:
 verify: $(STAMP) java
 	$(BIN)/rebalproof verify
 
+# The suite starts some hundred Python processes (three test processes, CLI and exec: assignor
+# subprocesses, Spark's Python workers), each importing rebalproof and its dependencies. Their
+# bytecode is kept in .venv/pycache (PYTHONPYCACHEPREFIX; make clean removes it with .venv) and
+# written even where PYTHONDONTWRITEBYTECODE is set, so that each module is compiled (and each
+# test module's asserts rewritten by pytest) once, not in every process: with that variable set,
+# every process compiled what it imported again (a Spark test file: 13.7 -> 11.4 CPU-s; collecting
+# the suite: 4.3 -> 1.2 CPU-s in each test process). The source tree gets no __pycache__ folders.
 test: $(STAMP) java browser
-	$(BIN)/python -m pytest -n 3 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(CURDIR)/$(VENV)/pycache" $(BIN)/python -m pytest -n 3 --dist loadgroup
 
 bench: $(STAMP) java
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'
