@@ -40,7 +40,7 @@ from rebalproof.model.names import subtopology_of
 from rebalproof.solver.linear import Linear, fixed_bounds, integer_solution, relaxation
 from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.option_bound import tighten, whole_rows
-from rebalproof.solver.tree import prove_at_least
+from rebalproof.solver.tree import dive, prove_at_least
 
 __all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
 
@@ -270,27 +270,34 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     spread_lp = lp
 
     def searched_tree(linear, target, share, what="", nodes=None):
-        """:func:`prove_at_least` on ``linear`` for ``target`` within ``share`` of the time left (and ``nodes`` LPs): the :class:`TreeProof`, root checked or None."""
+        """:func:`prove_at_least` on ``linear`` for ``target`` within ``share`` of the time left (and ``nodes`` LPs): the :class:`TreeProof`, root checked or None.
+
+        A point the search meets below ``target`` lowers the target to its value and the search
+        goes on (``improve``): the tree then proves that point least."""
         left = _left(deadline)
         end = None if left is None else time.monotonic() + share * left - 0.5  # building the answer comes on top, as SCIP's
         return timed(f"checked tree for >= {target}{what}", lambda: prove_at_least(linear.model, target, choices=linear.choices(), deadline_end=end,
-                                                                                  max_nodes=nodes or 100_000))
+                                                                                  max_nodes=nodes or 100_000, improve=True))
 
-    def tree(linear, target, share, what=""):
-        """A checked branch-and-bound proof that ``linear`` has no point below ``target`` (None if not found in ``share`` of the time left)."""
+    def cost_tree(linear, target, share, what=""):
+        """A checked branch-and-bound proof that ``linear`` has no point below ``target`` or below a better layout it meets (kept as the best); None if not found in ``share`` of the time left."""
         found = searched_tree(linear, target, share, what)
-        return found if found.root is not None else None
+        if found.better is not None:
+            met = stage3(*boxes_of(linear.layout(found.better)))
+            if met is not None and spread_of(met[0]) <= width and met[3].cost < out.best[3].cost:
+                out.best = met
+        return found if found.root is not None and found.target >= out.best[3].cost else None
 
     def prove_spread(target, share, nodes=None):
-        """A checked tree for ``target`` raising the spread's bound; a point it meets below ``target`` (its value then the bound: the least) kept as the best layout."""
+        """A checked tree for ``target`` raising the spread's bound; a point it meets below ``target`` kept as the best layout (the tree, if it closes, then proves that point's spread least)."""
         nonlocal best, width
         found = searched_tree(model, target, share, nodes=nodes)
-        if found.root is not None:
-            out.spread_lower, out.spread_method, out.spread_proof = target, "lp-tree", _tree_words(model, found, "spread", target, spread_lp.integer_bound)
-        elif found.better is not None:
+        if found.better is not None:
             met = stage3(*boxes_of(model.layout(found.better)))
             if met is not None and (width is None or spread_of(met[0]) < width):
                 best, width = met, spread_of(met[0])
+        if found.root is not None:
+            out.spread_lower, out.spread_method, out.spread_proof = found.target, "lp-tree", _tree_words(model, found, "spread", found.target, spread_lp.integer_bound)
         return found.root is not None
 
     # A tree before SCIP only where the layout found is one above the bound (a tenth of the time
@@ -299,8 +306,22 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     # 128 at leaving 50x500 seed 441 (LP 127.0) but cost SCIP the optimum where the LP's bound is
     # it (unequal 50x500 and 100x1000 seed 441, leaving 100x1000 seed 442: bench at bea14e8, 3 of 8
     # proven against 6 of 8 before it): dropped
-    if width is not None and width == out.spread_lower + 1 and not deadline.passed:
-        prove_spread(width, 0.1)
+    # An LP dive (each group's option fixed in turn as the LP weighs it, then one flow) finds the
+    # optimum in seconds where SCIP took half a minute (unequal 100x1000 seed 441: 302, the LP's
+    # bound, in 2.0 s vs 31 s; leaving 50x500 seed 441: 128, one above it, in 0.7 s vs 23 s). Its
+    # layout is taken only once its spread is proven least: above the optimum its moves are least
+    # only within its own boxes, and the oracle's `stable` found a needless stateless move in one
+    # (leaving 100x1000 seed 441, spread 186), so a timeout keeps the LP's and SCIP's layouts
+    dived = None
+    if (width is None or width > out.spread_lower) and not deadline.passed:
+        dived = timed("LP dive", lambda: _dived(model, stage3, deadline, 0.2))
+        if dived is not None and width is not None and spread_of(dived[0]) >= width:
+            dived = None
+    target = width if dived is None else spread_of(dived[0])
+    if target is not None and target == out.spread_lower + 1 and not deadline.passed:  # a layout one above the LP's bound: only its proof is missing
+        prove_spread(target, 0.1 if dived is None else 0.35)
+    if dived is not None and spread_of(dived[0]) <= out.spread_lower and (width is None or spread_of(dived[0]) < width):
+        best, width = dived, spread_of(dived[0])
     if width is None or width > out.spread_lower:
         # SCIP on the whole model, no hint: narrowing it by reduced costs below the soft layout, or
         # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
@@ -334,7 +355,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
             out.cost_lower, out.cost_method, out.cost_proof = tight.bound, "option-lp", _option_words(tight, width, lp.integer_bound)
         if len(bounding.model.rows) > len(costed.model.rows):
             try:
-                optioned = _Rowed(whole_rows(bounding.model), bounding.choices(), tight)
+                optioned = _Rowed(whole_rows(bounding.model), bounding.choices(), tight, bounding.layout)
             except ValueError:
                 pass
     if out.best[3].cost > out.cost_lower and not deadline.passed:
@@ -357,16 +378,23 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if out.spread_method == "scip" and not deadline.passed:
         prove_spread(out.spread_lower, 0.5 if out.cost_method == "scip" else 0.9)
     if (out.cost_method == "scip" or out.best[3].cost > out.cost_lower) and not deadline.passed:  # SCIP's word, or the best layout's cost when SCIP did not finish
-        target = out.best[3].cost
-        proof = tree(costed if optioned is None else optioned, target, 0.9, "" if optioned is None else " with the option rows")
+        proof = cost_tree(costed if optioned is None else optioned, out.best[3].cost, 0.9, "" if optioned is None else " with the option rows")
         if proof is None and optioned is not None and not deadline.passed:  # it stopped early (no certificate for an empty node): the bare model
             optioned = None
-            proof = tree(costed, target, 0.9)
+            proof = cost_tree(costed, out.best[3].cost, 0.9)
         if proof is not None:
-            out.cost_lower, out.cost_method = target, "lp-tree"
-            out.cost_proof = _tree_words(costed, proof, "cost", target, checked_lower) + ("" if optioned is None else _option_row_words(optioned))
+            out.cost_lower, out.cost_method = proof.target, "lp-tree"
+            out.cost_proof = _tree_words(costed, proof, "cost", proof.target, checked_lower) + ("" if optioned is None else _option_row_words(optioned))
     out.done = out.best[3].cost <= out.cost_lower
     return out
+
+
+def _dived(model: ChoiceModel, stage3, deadline, share: float):
+    """The layout of an LP dive over ``model`` within ``share`` of the time left (:func:`rebalproof.solver.tree.dive`: a heuristic), its moves least within the boxes the dive picked; or None."""
+    left = _left(deadline)
+    end = None if left is None else time.monotonic() + share * left
+    point = dive(model.model, model.choices(), deadline_end=end)
+    return None if point is None else stage3(*model.rounded(point))
 
 
 @dataclass(frozen=True)
@@ -376,6 +404,7 @@ class _Rowed:
     model: Linear
     picks: list
     tight: object  # the Tightened that added the rows
+    layout: object  # its points' layouts (its variables are the cost model's: :meth:`ChoiceModel.layout`)
 
     def choices(self) -> list:
         return self.picks

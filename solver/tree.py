@@ -71,6 +71,7 @@ class TreeProof:
     nodes: int
     better: tuple | None = None  # an integer point of the model below the target (the target was no optimum)
     reason: str = ""
+    target: int | None = None  # what the root proves: the target asked, or with ``improve`` the value of ``better``
 
     @property
     def leaves(self) -> int:
@@ -355,12 +356,17 @@ def _branch(model: Linear, choices, point, lower, upper):
     return None if frac is None else ("split", frac[1], frac[2])
 
 
-def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 8) -> TreeProof:
+def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 8,
+                   improve: bool = False) -> TreeProof:
     """Search a tree proving ``model``'s integer least is at least ``target`` (module doc); its root only when :func:`check_tree` accepts it.
 
     ``choices``: ``(row, ordered variables)`` of choice rows to branch on first (row ``i`` of the
     model must be ``sum z = 1`` over them). Stops at ``deadline_end`` (``time.monotonic()``),
     after ``max_nodes`` nodes, or at an integer point below ``target`` (returned as ``better``).
+    With ``improve`` it does not stop there: the point is kept as ``better``, the target drops to
+    its value and the search goes on (every node closed so far stays closed for a lower target,
+    and the fixings made for the higher one keep every point below it), so a finished tree proves
+    ``better`` least; ``target`` of the answer says what the root proves.
     """
     if any(lo is not None and hi is not None and lo > hi for _, lo, hi in model.rows):
         return TreeProof(None, 0, reason="a row with its lower bound above its upper: HiGHS takes no such row")
@@ -371,9 +377,10 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
     except ImportError:  # a SciPy without HiGHS's Python module: no tree, the caller keeps its other proofs
         return TreeProof(None, 0, reason="SciPy >= 1.15 is needed for HiGHS's LPs")
     solved = 0
+    met = None  # with ``improve``: the best integer point below the target asked
 
     def expand(lower, upper):
-        nonlocal solved
+        nonlocal solved, target, met
         if any(lo > hi for lo, hi in zip(lower, upper)):
             return Node(())
         seconds = None if deadline_end is None else deadline_end - time.monotonic()
@@ -417,9 +424,12 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
         if branch is None:
             branch = _branch(model, choices, point, lower, upper)
         if branch is None:
-            whole = [round(v) if model.integer[j] else v for j, v in enumerate(point)]
-            if all(model.integer) and model.keeps(whole) and model.value(whole) < target:
-                raise _Better(tuple(whole))
+            whole = _whole_point(model, point)
+            if whole is not None and model.value(whole) < target:
+                if not improve:
+                    raise _Better(whole)
+                met, target = whole, model.value(whole)
+                return Node(multipliers)  # its LP's least is the point's value: a leaf for the lowered target
             raise _Stop("nothing to branch on below the target")
         return Node(multipliers, branch, tuple(_Pending(lo, hi) for lo, hi in _children(model, branch, lower, upper)))
 
@@ -436,8 +446,21 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
     except _Better as better:
         return TreeProof(None, solved, better.point)
     except _Stop as stop:
-        return TreeProof(None, solved, reason=str(stop))
-    return TreeProof(root if check_tree(model, target, root) else None, solved)
+        return TreeProof(None, solved, met, reason=str(stop))
+    return TreeProof(root if check_tree(model, target, root) else None, solved, met, target=target)
+
+
+def _whole_point(model: Linear, point) -> tuple | None:
+    """The LP's ``point`` with every variable rounded, when that keeps every bound and row (a point of the model), else None.
+
+    Variables that are not integer are rounded too: in the box-choice model they are sums of
+    whole options (a box's bounds), whole wherever the picks are; a point is only taken once
+    :meth:`Linear.keeps` accepts it in exact arithmetic.
+    """
+    whole = tuple(round(v) for v in point)
+    if any(abs(w - v) > 1e-6 for w, v in zip(whole, point)):
+        return None
+    return whole if model.keeps(whole) else None
 
 
 def _rays(rays, lp: _NodeLP, lower, upper, deadline_end):

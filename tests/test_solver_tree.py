@@ -85,6 +85,40 @@ def test_no_tree_proves_a_bound_above_the_least(m, data):
     assert not check_tree(m, least + 1, tree)
 
 
+@settings(max_examples=60)
+@given(choice_models())
+def test_an_improving_tree_proves_the_best_point_it_meets(case):
+    """With ``improve``, a target far above the least: the search meets points, lowers its target to each, and a tree it finishes proves exactly the least (brute force), the point it keeps being one of that value."""
+    m, groups = case
+    least = least_integer(m)
+    if least is None or any(lo is not None and hi is not None and lo > hi for _, lo, hi in m.rows):
+        return
+    high = least + 50
+    proof = prove_at_least(m, high, choices=groups, improve=True)
+    if proof.better is not None:
+        assert m.keeps(proof.better) and least <= m.value(proof.better) < high
+    if proof.root is not None:
+        assert proof.target == least and check_tree(m, least, proof.root) and not check_tree(m, least + 1, proof.root)
+        assert proof.better is not None and m.value(proof.better) == least
+
+
+def test_an_improving_tree_takes_a_point_whose_box_bounds_are_not_integer_variables():
+    """The box-choice model's box bounds are continuous variables, whole wherever the picks are: a point the LP meets there is taken (rounded, kept by exact arithmetic) and proven least."""
+    m = Linear()
+    z = [m.var(0, 1) for _ in range(3)]
+    pick = m.row(dict.fromkeys(z, 1), lo=1, hi=1)
+    h = m.var(0, 3, integer=False)
+    m.row({h: 1, z[0]: -1, z[1]: -2, z[2]: -3}, lo=0, hi=0)  # h = 1, 2 or 3 by the option
+    x = m.var(0, 3)
+    m.row({x: 1, h: -1}, lo=0)  # x >= h
+    m.minimise({x: 2, z[2]: 1})
+    assert least_integer(m) == 2  # z0 picked: h = x = 1
+    proof = prove_at_least(m, 100, choices=[(pick, z)], improve=True)
+    assert proof.root is not None and proof.target == 2 and check_tree(m, 2, proof.root) and not check_tree(m, 3, proof.root)
+    assert m.keeps(proof.better) and m.value(proof.better) == 2
+    assert prove_at_least(m, 100, choices=[(pick, z)]).root is None  # without improve: no proof of a target above the least
+
+
 def _one_choice_model():
     """Pick one of three options of widths 1, 2, 4 that set a count to 1, 2 or 3; the count must be at least 1.5: the least is 2."""
     m = Linear()
