@@ -60,6 +60,7 @@ class OptionBound:
     fixed: Fraction  # the bound on the classes of no subtopology group
     solved: int
     unsolved: int  # options bounded by the variables' own bounds (the LP solver gave no answer)
+    mix: tuple = ()  # ((group, (p, K)), ...): the options of the least mix, the instance's (``(all)``) of the least constant (a hint for layouts)
 
     @property
     def integer_bound(self) -> int:
@@ -166,7 +167,7 @@ def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
     def box(p, k):
         return {m: (max(0, -(-p * c // d) - k), p * c // d) for m, c in prob.caps.items()}
 
-    constants = [(sum(nu.get(m, 0) * lo + mu.get(m, 0) * hi for m, (lo, hi) in box(p, k).items()), box(p, k))
+    constants = [(sum(nu.get(m, 0) * lo + mu.get(m, 0) * hi for m, (lo, hi) in box(p, k).items()), box(p, k), (p, k))
                  for (p, k), z in zip(costed.options["(all)"], costed.z["(all)"]) if costed.model.upper[z] >= 1]
     if not constants:
         return None
@@ -182,6 +183,7 @@ def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
     per_width: dict = {}
     per_option: dict = {}
     points: dict = {}  # (subtopology, K) -> the per-member counts of the least option of that width
+    least_option: dict = {}  # (subtopology, K) -> that option
     for s, opts in costed.options.items():
         if s == "(all)":
             continue
@@ -202,6 +204,7 @@ def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
             own[i] = bound
             if k not in costs or bound < costs[k]:
                 costs[k] = bound
+                least_option[(s, k)] = (p, k)
                 here = {m: 0.0 for m in prob.caps}
                 for j, h in counted.items():
                     if point and h in here:
@@ -214,9 +217,9 @@ def _priced(costed, spread: int, nu: dict, mu: dict, by_sub: dict, left):
     for pick in picks:
         for m, v in points.get(pick, {}).items():
             counts[m] += v
-    constant, inst_box = min(constants, key=lambda cb: cb[0])
+    constant, inst_box, inst_option = min(constants, key=lambda cb: cb[0])
     found = OptionBound(bound=constant + fixed + mix, priced=bool(nu or mu), price=price, per_width=per_width, per_option=per_option,
-                        fixed=fixed, solved=solved, unsolved=unsolved)
+                        fixed=fixed, solved=solved, unsolved=unsolved, mix=(("(all)", inst_option), *((s, least_option[(s, k)]) for s, k in picks)))
     return found, counts, inst_box
 
 
@@ -330,6 +333,7 @@ class Tightened:
     rounds: int
     solved: int
     last_lp: Fraction | None
+    mixes: tuple = ()  # each round's least mix of options (:attr:`OptionBound.mix`), last first: hints for layouts
 
 
 def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None, rounds: int = 30) -> Tightened:
@@ -343,6 +347,7 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
     the LP solver gives no answer, or at ``deadline_end``.
     """
     best, done, solved, last = lp.integer_bound, 0, 0, lp.bound
+    mixes: list = []
 
     def left():
         return None if deadline_end is None else deadline_end - time.monotonic()
@@ -354,6 +359,7 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
         if mixed is None:
             break
         solved += mixed.solved
+        mixes.insert(0, mixed.mix)
         best = max(best, mixed.integer_bound)
         if best >= target or not add_option_rows(costed, mixed):
             break
@@ -364,4 +370,4 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
         gain, lp, last = nxt.bound - lp.bound, nxt, nxt.bound
         if best >= target or gain * 1000 < costed.prob.weight:
             break
-    return Tightened(bound=best, rounds=done, solved=solved, last_lp=last)
+    return Tightened(bound=best, rounds=done, solved=solved, last_lp=last, mixes=tuple(mixes))

@@ -96,3 +96,31 @@ def test_only_rows_over_variables_at_least_zero_are_made_whole():
     m.row({x: Fraction(1, 2)}, lo=0)
     with pytest.raises(ValueError):
         whole_rows(m)
+
+
+@pytest.mark.parametrize("seed, leaving", SMALL_CLUSTERS)
+def test_a_least_mix_gives_layouts_of_least_imbalance_within_the_spread(seed, leaving):
+    """The mix an option bound names is its least mix (each option the least of its width) within the spread, and a flow within the mix's boxes (``_mixed``) is a layout of least imbalance, spread at most U, costing no less than the bound."""
+    from rebalproof.solver.choice import _mixed
+    from rebalproof.solver.placement import Deadline, _flow_stage3
+
+    view, prob, inst, subs, best, start = solved_cluster(seed, leaving)
+    spread = best.bound("spread").value
+    costed = ChoiceModel(prob, inst, subs, slack=6, spread_at_most=spread)
+    lp = relaxation(costed.model)
+    found = option_bound(costed, spread, multipliers=lp.multipliers)
+    mix = dict(found.mix)
+    assert set(mix) == set(costed.options) and all(mix[g] in costed.options[g] for g in mix)
+    assert mix["(all)"][1] == inst.least and sum(k for g, (_, k) in mix.items() if g != "(all)") <= spread
+    for s in found.per_option:  # each subtopology's option is the least of its width, and together they are the least mix
+        assert found.per_option[s][costed.options[s].index(mix[s])] == found.per_width[s][mix[s][1]]
+    assert sum(found.per_width[s][mix[s][1]] for s in found.per_width) == least_mix(found.per_width, spread)
+    tight = tighten(ChoiceModel(prob, inst, subs, slack=6, spread_at_most=spread), spread, lp, target=10**9, deadline_end=None, rounds=3)
+    assert 1 <= len(tight.mixes) <= tight.rounds
+    laid = _mixed(prob, tight, lambda i, s: _flow_stage3(prob, i, s), Deadline(None))
+    if laid is None:
+        return  # no flow fits the mixes' boxes (the bound relaxes the instance's rows): nothing to judge
+    values = evaluate(view, place_standbys(view, prob.facts, laid[0]), prob.facts)
+    assert values.imbalance == inst.least and values.spread <= spread
+    assert prob.weight * values.moves + values.restore - prob.const_restore >= tight.bound
+    assert (values.spread, values.moves) >= (best.bound("spread").value, best.bound("moves").value)
