@@ -117,14 +117,22 @@ def print_verdicts(verdicts: Sequence[Verdict], *, title: str | None = None, fil
 def summary_line(verdicts: Sequence[Verdict]) -> str:
     """One line: ok / violated, with how many properties hold, are violated, are not promised.
 
+    "Every promised property holds" only when none is inconclusive (an incomplete exploration,
+    a time limit, an interrupt): then the line says how many are undecided.
+
     >>> summary_line([Verdict(property="one-active", status=Status.HOLDS)])
     'ok: every promised property holds (1 holds)'
+    >>> summary_line([Verdict(property="one-active", status=Status.HOLDS), Verdict(property="converges", status=Status.INCONCLUSIVE)])
+    'ok: nothing violated, but 1 of the promised properties is undecided (1 holds, 1 inconclusive)'
     """
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
     told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     violated = [v.property for v in verdicts if v.violated]
     if violated:
         return f"violated: {', '.join(violated)} ({told})"
+    undecided = counts[Status.INCONCLUSIVE]
+    if undecided:
+        return f"ok: nothing violated, but {undecided} of the promised properties {'is' if undecided == 1 else 'are'} undecided ({told})"
     return f"ok: every promised property holds ({told})"
 
 

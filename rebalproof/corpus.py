@@ -407,6 +407,8 @@ class CorpusReport:
             )
         elif self.malformed:
             out.append(f"finding: malformed answers on {self.malformed} of {self.lines} lines (no property violated on the others)")
+        elif undecided := [s.property for s in self.properties if s.inconclusive]:
+            out.append(f"ok: nothing violated on {self.lines} {'line' if self.lines == 1 else 'lines'}, but undecided on some: {', '.join(undecided)}")
         else:
             out.append(f"ok: every promised property holds on all {self.lines} lines")
         return tuple(out)

@@ -264,3 +264,19 @@ def test_oracle_corpus_exit_codes(capsys, tmp_path):
     assert code == 2 and out == "" and err.startswith("error: ") and "line 2" in err and err.count("\n") == 1
     code, _, err = run(capsys, "oracle", "--corpus", str(tmp_path / "ok.jsonl"), str(tmp_path / "ok.jsonl"))
     assert code == 2 and "not both" in err
+
+
+def test_the_summary_line_says_every_property_holds_only_when_none_is_undecided():
+    """A check cut short by its time limit printed "ok: every promised property holds (7 holds,
+    14 inconclusive, ...)": the line now says how many are undecided."""
+    import doctest
+
+    from rebalproof.cli import render
+    from rebalproof.cli.render import summary_line
+    from rebalproof.properties.verdict import Status, Verdict
+
+    assert doctest.testmod(render).failed == 0
+    verdicts = [Verdict(property="single-owner", status=Status.INCONCLUSIVE), Verdict(property="converges", status=Status.INCONCLUSIVE),
+                Verdict(property="task-moves", status=Status.HOLDS)]
+    assert summary_line(verdicts) == "ok: nothing violated, but 2 of the promised properties are undecided (1 holds, 2 inconclusive)"
+    assert summary_line(verdicts[2:]) == "ok: every promised property holds (1 holds)"

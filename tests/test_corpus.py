@@ -177,3 +177,19 @@ def test_the_malformed_count_merges_like_the_rest():
     parts = [CorpusTally(rules="ha").add(check_line(line, line_no=i)) for i, line in enumerate(lines, start=1)]
     merged = parts[2].merge(parts[0]).merge(parts[1])
     assert (merged.malformed, merged.first_malformed.line) == (one.malformed, one.first_malformed.line) == (2, 2)
+
+
+def test_the_last_line_says_when_a_property_is_undecided(capsys, tmp_path):
+    """"every promised property holds" was printed with inconclusive verdicts: here ``balanced``
+    cannot be decided (not balanced, no probing rebalance, and max_warmup_replicas 0: no warmup
+    can move state toward balance), so the line says what is undecided instead."""
+    view = {"config": {"num_standby_replicas": 0, "max_warmup_replicas": 0},
+            "tasks": [{"id": "0_0"}, {"id": "0_1"}],
+            "members": [{"id": "I1", "active": ["0_0", "0_1"], "lags": {"0_0": 0, "0_1": 0}}, {"id": "I2"}]}
+    piled = {"assignment": {"I1": {"active": ["0_0", "0_1"]}, "I2": {}}}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"input": view, "output": piled}) + "\n", encoding="utf-8")
+    assert main(["oracle", "--corpus", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "every promised property holds" not in out
+    assert out.rstrip().splitlines()[-1] == "ok: nothing violated on 1 line, but undecided on some: balanced", out
