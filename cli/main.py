@@ -1,6 +1,6 @@
 """The ``rebalproof`` command: a click group whose commands live one per module.
 
-Exit codes (docs/DESIGN.md "Exit codes and errors"): 0 every property holds, 1 a property is violated (or an
+Exit codes (docs/DESIGN.md "Exit codes and errors"): 0 no property violated (some may be inconclusive: the last line says so), 1 a property is violated (or an
 assignor misbehaved: a finding), 2 bad usage or input. Bad input prints one line on stderr
 saying what is wrong and how to fix it, never a traceback.
 """
