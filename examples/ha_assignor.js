@@ -6,7 +6,8 @@
 // object per line on stdout, in order (docs/DESIGN.md "Contracts"). Plain node, no packages.
 // It gives the same answers as its twin ha_assignor.py; see that file for the phases:
 //   1. keep a settled assignment (KIP-441 requirement 5)
-//   2. otherwise plan a balanced target, subtopology by subtopology, sticky (requirement 6)
+//   2. otherwise plan a balanced target, subtopology by subtopology, sticky (requirement 6),
+//      then even out the totals per thread where unequal capacities left them apart
 //   3. actives only to most-caught-up members, warmups on the targets (requirements 1, 3)
 //   4. standbys to the next-most-caught-up members (requirement 2)
 //   5. stateless tasks stay with their owner unless moving them improves balance (requirement 6)
@@ -156,6 +157,20 @@ function assign(request) {
         target[t] = chosen;
         room[chosen] -= 1;
       }
+    }
+    // instance balance by capacity: move one task at a time from the busiest member per thread
+    // to the one with the most room until the totals are within one (unequal capacities)
+    for (let round = 0; round < taskIds.length * eligible.length; round += 1) {
+      const totals = Object.fromEntries(eligible.map((m) => [m, taskIds.filter((t) => target[t] === m).length]));
+      if (withinOne(totals, cap)) break;
+      const giver = minBy(eligible, (m) => [-totals[m] / cap[m], m]);
+      const taker = minBy(eligible, (m) => [(totals[m] + 1) / cap[m], m]);
+      const behind = (t) => {
+        const mine = subs[subtopology(t)].filter((x) => target[x] === giver).length;
+        const theirs = subs[subtopology(t)].filter((x) => target[x] === taker).length;
+        return [(theirs + 1) / cap[taker] - mine / cap[giver], rank(taker, t), owner[t] === giver ? 1 : 0, t];
+      };
+      target[minBy(taskIds.filter((t) => target[t] === giver), behind)] = taker;
     }
     return target;
   };

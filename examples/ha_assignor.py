@@ -20,7 +20,9 @@ The phases (KIP-441 "Assignment Algorithm", requirements 1-6):
    next task goes to the member with the fewest of that subtopology's tasks per thread, then the fewest tasks in all per thread, then the one
    that held more of them before (stickiness, requirement 6), then the smallest id. Members
    keep the tasks they held up to their share; the rest go to the most caught-up member with
-   room.
+   room. Where that leaves the totals more than one task per thread apart (unequal
+   capacities), tasks move one at a time from the busiest member per thread to the one with
+   the most room until they are within one.
 3. **Actives only to caught-up members** (requirement 1). A stateful task whose target is not
    among its most-caught-up members stays with its owner (or another most-caught-up member)
    and the target gets a warmup (requirement 3), at most ``max_warmup_replicas`` in all; the
@@ -148,6 +150,24 @@ def assign(request: dict) -> dict:
                 chosen = min((m for m in eligible if room[m] > 0), key=lambda m: (rank(m, t), id_key(m)))
                 target[t] = chosen
                 room[chosen] -= 1
+        # instance balance by capacity: filling subtopology by subtopology can leave a big member
+        # more than one task per thread ahead (capacities 2, 1, 1 and four tasks: 3, 1, 0). Move
+        # one task at a time from the busiest member per thread to the one with the most room,
+        # from the subtopology where the receiver is furthest behind, the receiver's most caught-up
+        # task first and one the giver did not own before (stickiness), until the totals are within one
+        for _ in range(len(task_ids) * len(eligible)):
+            totals = {m: sum(1 for t in task_ids if target[t] == m) for m in eligible}
+            if within_one(totals, cap):
+                break
+            giver = min(eligible, key=lambda m: (-totals[m] / cap[m], id_key(m)))
+            taker = min(eligible, key=lambda m: ((totals[m] + 1) / cap[m], id_key(m)))
+
+            def behind(t: str) -> tuple:
+                mine = sum(1 for x in subs[subtopology(t)] if target[x] == giver)
+                theirs = sum(1 for x in subs[subtopology(t)] if target[x] == taker)
+                return ((theirs + 1) / cap[taker] - mine / cap[giver], rank(taker, t), 1 if owner.get(t) == giver else 0, id_key(t))
+
+            target[min((t for t in task_ids if target[t] == giver), key=behind)] = taker
         return target
 
     target = dict(owner) if settled() else plan()

@@ -168,3 +168,40 @@ def test_the_python_example_also_speaks_exec(tmp_path):
     assert first == second  # one answer line per input line, the same answer to the same input
     with resolve("py:examples.ha_assignor:assign") as py:
         assert decode_assignment(json.loads(first), view) == py(view)
+
+
+#: A big member (2 threads) holding three of four tasks and a new one-thread member with no
+#: state: filling subtopology by subtopology planned 3, 1, 0 (I1 1.5 tasks per thread, I3 none),
+#: so the example answered unbalanced with no warmup and no probing rebalance. Found by
+#: ``check --assignor py:examples.ha_assignor:assign --capacities 2,1 --standbys 0`` (balanced,
+#: converges), which the built-in ha passes.
+UNEVEN_CAPACITIES = {
+    "config": {"num_standby_replicas": 0, "acceptable_recovery_lag": 10000, "max_warmup_replicas": 2},
+    "tasks": [{"id": "0_0"}, {"id": "0_1"}, {"id": "1_0"}, {"id": "1_1"}],
+    "members": [
+        {"id": "I1", "capacity": 2, "active": ["0_0", "0_1", "1_0"], "lags": {"0_0": 0, "0_1": 0, "1_0": 0}},
+        {"id": "I2", "capacity": 1, "active": ["1_1"], "lags": {"1_1": 0}},
+        {"id": "I3", "capacity": 1},
+    ],
+    "previous_members": ["I1", "I2"],
+}
+
+
+def test_the_examples_even_out_totals_per_thread_with_unequal_capacities(twins):
+    py, js = twins
+    view = decode_input(UNEVEN_CAPACITIES)
+    answer = py(view)
+    assert answer == js(view)
+    assert answer.probing_rebalance and answer.of("I3").warmup == ("0_0",), answer
+    report = check(view, answer)
+    assert report.ok, [v.message for v in report.violations]
+
+
+@pytest.mark.parametrize("bounds", [["--capacities", "2,1", "--standbys", "0"], ["--capacities", "1,2,4", "--standbys", "0", "--stateless", "2"]])
+def test_the_python_example_keeps_every_promise_with_unequal_capacities(bounds, capsys):
+    """The example at capacity tiers the sweep of the references found it failing (balanced and
+    converges at 2,1; stable at 1,2,4 with stateless tasks, after a first fix moved an owned
+    stateless task where an unowned one would do)."""
+    from rebalproof.cli.main import main
+
+    assert main(["check", "--assignor", "py:examples.ha_assignor:assign", "--quiet", *bounds]) == 0, capsys.readouterr().out
