@@ -499,7 +499,7 @@ class _Better(Exception):
 def dive(model: Linear, choices, *, deadline_end: float | None = None) -> list[float] | None:
     """An LP point with every choice row's pick whole, by diving (a heuristic for layouts, not a proof): None if none is found in time.
 
-    Repeatedly: solve the LP, keep every group already picked whole, and pick for the most decided
+    Repeatedly: solve the LP, fix every group it already picks whole, and pick for the most decided
     fractional group the option the LP weighs most (the others' upper bounds 0). When that leaves no
     point, that option is forbidden instead and the dive goes on. With every group's option fixed
     what remains of the box-choice model is a flow within boxes, which the caller solves.
@@ -533,9 +533,15 @@ def dive(model: Linear, choices, *, deadline_end: float | None = None) -> list[f
             top = max(live, key=lambda j: (point[j], -order.index(j)))
             if len(live) > 1:
                 open_groups.append((point[top], order, top))
-        if not open_groups:
+        fractional = [g for g in open_groups if g[0] < 1 - 1e-6]
+        if not fractional:
             return point
-        weight, order, top = max(open_groups, key=lambda g: g[0])
+        for _, order, top in open_groups:  # the groups the LP already picks whole are fixed so at once: the point keeps every row
+            if (_, order, top) not in fractional:
+                for j in order:
+                    if j != top:
+                        upper[j] = 0
+        weight, order, top = max(fractional, key=lambda g: g[0])
         saved = {j: upper[j] for j in order}
         for j in order:
             if j != top:
