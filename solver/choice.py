@@ -317,18 +317,17 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         dived = timed("LP dive", lambda: _dived(model, stage3, deadline, 0.3))
         if dived is not None and width is not None and spread_of(dived[0]) >= width:
             dived = None
-    target = width if dived is None else spread_of(dived[0])
-    if target is not None and target == out.spread_lower + 1 and not deadline.passed:  # a layout one above the LP's bound: only its proof is missing
-        prove_spread(target, 0.1 if dived is None else 0.35)
-    if dived is not None and spread_of(dived[0]) <= out.spread_lower and (width is None or spread_of(dived[0]) < width):
-        best, width = dived, spread_of(dived[0])
-    if width is None or width > out.spread_lower:
-        # SCIP on the whole model, hinted with the dive's layout (unequal 50x500 seed 441: the LP's
-        # 147 in 15.5 s, where unhinted it had 154 after 25 s; leaving 100x1000 seed 441: 186 vs 187
-        # in 30 s; measured apart). Narrowing the model by reduced costs below the soft layout, or
-        # hinting that layout, made SCIP find worse layouts on the 100x1000 benchmark (one run each)
+
+    def scip_spread(share):
+        """SCIP on the whole model for ``share`` of the time left, stopping at a layout meeting the checked bound.
+
+        Hinted with the dive's layout (unequal 50x500 seed 441: the LP's 147 in 15.5 s, where
+        unhinted it had 154 after 25 s; leaving 100x1000 seed 441: 186 vs 187 in 30 s; measured
+        apart). Narrowing the model by reduced costs below the soft layout, or hinting that layout,
+        made SCIP find worse layouts on the 100x1000 benchmark (one run each)."""
+        nonlocal best, width
         hint = None if dived is None else model.point(dived[0])
-        status, x, bound = timed("SCIP on the spread", lambda: integer_solution(_at_least(model.model, out.spread_lower), seconds=scip_seconds(), hint=hint))
+        status, x, bound = timed("SCIP on the spread", lambda: integer_solution(_at_least(model.model, out.spread_lower), seconds=scip_seconds(share), hint=hint))
         if x is not None:
             found = stage3(*boxes_of(model.layout(x)))
             if found is None:
@@ -339,6 +338,22 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
                 out.spread_lower, out.spread_method = min(bound, width), "scip"
                 out.spread_proof = (f"SCIP's branch and bound over the box-choice model finds no layout of spread <= {out.spread_lower - 1} "
                                     f"(the LP relaxation's multipliers, checked here, prove {lp.integer_bound}): the solver's word")
+
+    target = width if dived is None else spread_of(dived[0])
+    if dived is not None and target == out.spread_lower + 1 and deadline.end is not None and not deadline.passed:
+        # the dive one above the LP's bound: either the LP's bound is the optimum and a layout is
+        # missing (unequal 50x500 seed 441: SCIP, hinted, met 147 in 3.8 s, where the tree for 148
+        # ran 20 s in vain) or the dive's layout is and its proof is (leaving 50x500 seed 441, 128:
+        # a tree of 93 LPs); a short hinted SCIP first, then the tree (with no time limit, the tree
+        # alone: it meets any better point on its way)
+        scip_spread(0.15)
+        target = target if width is None else min(target, width)
+    if target is not None and target == out.spread_lower + 1 and not deadline.passed:  # a layout one above the LP's bound: only its proof is missing
+        prove_spread(target, 0.1 if dived is None else 0.35)
+    if dived is not None and spread_of(dived[0]) <= out.spread_lower and (width is None or spread_of(dived[0]) < width):
+        best, width = dived, spread_of(dived[0])
+    if width is None or width > out.spread_lower:
+        scip_spread(0.85)
     out.best = best
     if best is None or width > out.spread_lower or deadline.passed:
         return out
@@ -352,7 +367,7 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
         bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
-        share = None if deadline.end is None else time.monotonic() + 0.3 * _left(deadline)  # SCIP keeps the rest
+        share = None if deadline.end is None else time.monotonic() + 0.5 * _left(deadline)  # SCIP and the tree keep the rest
         tight = timed("rounds of option bounds and LP", lambda: tighten(bounding, width, lp, target=out.best[3].cost, deadline_end=share))
         if tight.bound > out.cost_lower:
             out.cost_lower, out.cost_method, out.cost_proof = tight.bound, "option-lp", _option_words(tight, width, lp.integer_bound)
