@@ -155,3 +155,20 @@ def test_a_bound_on_a_solvers_word_says_it_is_not_checked():
     from rebalproof.solver.result import Bound
 
     assert not Bound("moves", 7, 7, "scip", "").to_json()["checked"] and Bound("moves", 7, 7, "lp-dual", "").to_json()["checked"]
+
+
+@pytest.mark.parametrize("seed, leaving", SMALL_CLUSTERS)
+def test_a_dive_gives_a_layout_of_least_imbalance_never_below_the_optimum(seed, leaving):
+    """The LP dive (a heuristic) ends in boxes a flow fits: a layout keeping the rules, of least imbalance, its spread at or above the proven least."""
+    from rebalproof.solver.choice import _dived
+    from rebalproof.solver.placement import Deadline, _flow_stage3
+    from rebalproof.solver.rules import violations
+
+    view, prob, inst, subs, best, start = solved_cluster(seed, leaving)
+    model = ChoiceModel(prob, inst, subs, slack=6)
+    found = _dived(model, lambda i, s: _flow_stage3(prob, i, s), Deadline(None), 1.0)
+    assert found is not None
+    answer = place_standbys(view, prob.facts, found[0])
+    assert not violations(view, answer, prob.facts.rules, facts=prob.facts)
+    values = evaluate(view, answer, prob.facts)
+    assert values.imbalance == inst.least and values.spread >= best.bound("spread").value
