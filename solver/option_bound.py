@@ -344,7 +344,8 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
     the LP's multipliers over a model whose every row holds at every integer point
     (:func:`add_option_rows`), checked by exact arithmetic. Stops at ``target`` (the cost of a
     layout found), after ``rounds``, when the LP gains less than a thousandth of a move, when
-    the LP solver gives no answer, or at ``deadline_end``.
+    the LP solver gives no answer, or at ``deadline_end`` (no round is begun with less time left
+    than the last one took: a round's LPs and exact checks run to their end).
     """
     best, done, solved, last = lp.integer_bound, 0, 0, lp.bound
     mixes: list = []
@@ -352,9 +353,11 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
     def left():
         return None if deadline_end is None else deadline_end - time.monotonic()
 
+    took = 0.0  # the last round's seconds: a round is not begun with less time left (one round's LPs and exact checks run to their end)
     for done in range(1, rounds + 1):
-        if left() is not None and left() <= 0:
+        if left() is not None and left() <= took:
             break
+        begun = time.monotonic()
         mixed = option_bound(costed, spread, multipliers=lp.multipliers, deadline_end=deadline_end)
         if mixed is None:
             break
@@ -368,6 +371,7 @@ def tighten(costed, spread: int, lp, *, target: int, deadline_end: float | None,
             break
         best = max(best, nxt.integer_bound)
         gain, lp, last = nxt.bound - lp.bound, nxt, nxt.bound
+        took = time.monotonic() - begun
         if best >= target or gain * 1000 < costed.prob.weight:
             break
     return Tightened(bound=best, rounds=done, solved=solved, last_lp=last, mixes=tuple(mixes))
