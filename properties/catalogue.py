@@ -20,6 +20,7 @@ caught-up-active   no      no     no       yes
 fixpoint           yes     yes    no       yes
 stable             yes     yes    no       yes
 balanced           yes*    yes*   no       yes
+staying-learners   no      no     yes      no
 =================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -33,12 +34,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds']
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced, balanced_at_once
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
+from rebalproof.properties.leaving import staying_learners
 from rebalproof.properties.stability import fixpoint, stable
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -207,6 +209,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         checks_by_rules={"sticky": balanced_at_once, "eager": balanced_at_once},
         not_promised_because="KIP-429 v1 cares for smooth transition over balance",
         source="KIP-441 Defining balance, Iterative Balancing Assignments",
+    ),
+    AssignmentProperty(
+        name="staying-learners",
+        promise="no member marked leaving is given a learner (a copy beyond the active it did not hold and is not caught up on)",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=staying_learners,
+        not_promised_because="KIP-441 and the sticky baseline know no leaving members: an assignor may treat one as ordinary",
+        source="KIP-429 Scale Down: the leader performs the learner assignment among members without intention of leaving",
     ),
 )
 

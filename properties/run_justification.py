@@ -63,6 +63,13 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="give fewer standbys when the group has fewer other members: min(num_standby_replicas, members-1), "
         "leaving members not counted",
     ),
+    "staying-learners": Justification(
+        seed="001 Scale Down",
+        quote="During rebalance assignment, leader will perform the learner assignment among members without "
+        "intention of leaving.",
+        forced="keep what a leaving member held, give it back a task it revoked at this join and still has "
+        "caught-up state for, and treat nobody as leaving when every member is",
+    ),
     "caught-up-active": Justification(
         seed="002 Assignment Algorithm, requirement 1",
         quote="The assignment algorithm is required to assign active stateful tasks to the most-caught-up-instances",

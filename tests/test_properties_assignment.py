@@ -26,7 +26,8 @@ from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
 from rebalproof.strategies import assignments, rebalance_inputs
 
-NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced"]
+NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced",
+         "staying-learners"]
 
 
 def view_of(tasks, members, **config) -> RebalanceInput:
@@ -54,7 +55,7 @@ def answer(probing=False, **members) -> Assignment:
 # -- the catalogue ---------------------------------------------------------------------------------
 def test_catalogue_order_kinds_and_promises():
     assert [p.name for p in PER_ASSIGNMENT] == NAMES
-    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure"]
+    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always"]
     table = {p.name: {r for r in RULE_SETS if r in p.promised_by} for p in PER_ASSIGNMENT}
     assert table == {
         "one-active": set(RULE_SETS),
@@ -65,6 +66,7 @@ def test_catalogue_order_kinds_and_promises():
         "fixpoint": {"sticky", "eager", "ha"},
         "stable": {"sticky", "eager", "ha"},
         "balanced": {"sticky", "eager", "ha"},
+        "staying-learners": {"learner"},
     }
     assert all(p.promise and "\n" not in p.promise and p.source for p in PER_ASSIGNMENT)
     assert all(p.not_promised_because for p in PER_ASSIGNMENT if p.promised_by != frozenset(RULE_SETS))
@@ -115,9 +117,11 @@ def test_one_active_cases():
 
 def test_no_tasks_and_single_member():
     empty = view_of([], [{"id": "I1"}])
-    assert all(v.status is Status.HOLDS for v in check_assignment(empty, answer(I1=""), rules="ha"))
+    for rules in RULE_SETS:  # every property promised holds; the others are said "not promised"
+        for v in check_assignment(empty, answer(I1=""), rules=rules):
+            assert v.status is (Status.HOLDS if rules in property_named(v.property).promised_by else Status.NOT_PROMISED), (rules, v)
     single = view_of(["0_0", "~1_0"], [{"id": "I1", "active": ("0_0", "1_0")}], num_standby_replicas=2)
-    verdicts = {v.property: v for v in check_assignment(single, answer(I1="0_0 1_0"), rules="ha")}
+    verdicts = {v.property: v for v in check_assignment(single, answer(I1="0_0 1_0"), rules="ha") if v.status is not Status.NOT_PROMISED}
     assert all(v.holds for v in verdicts.values())
     assert verdicts["standby-count"].measure["required"] == 0
     assert verdicts["fixpoint"].measure["premise"] is True
@@ -378,7 +382,9 @@ INPUTS = rebalance_inputs(max_members=4, max_subtopologies=3, max_partitions=3)
 @given(INPUTS)
 def test_reference_keeps_every_ha_promise(view):
     verdicts = check_assignment(view, reference(view), rules="ha")
-    assert [v.property for v in verdicts if v.status is not Status.HOLDS] == [], [v.to_json() for v in verdicts]
+    promised = [v for v in verdicts if "ha" in property_named(v.property).promised_by]
+    assert [v.property for v in promised if v.status is not Status.HOLDS] == [], [v.to_json() for v in verdicts]
+    assert all(v.status is Status.NOT_PROMISED for v in verdicts if v not in promised)
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
@@ -487,3 +493,58 @@ WITNESSES = {
 def test_strategies_produce_every_situation(what):
     # generation only: the witness is that one exists, a minimal one is not needed
     find(rebalance_inputs(), WITNESSES[what], settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
+
+
+# -- staying-learners (KIP-429 Scale Down) --------------------------------------------------------
+def test_staying_learners_no_learner_on_a_leaving_member():
+    """KIP-429: "leader will perform the learner assignment among members without intention of
+    leaving". Found missing: a learner assignor giving a leaving member a learner kept every
+    other property, so ``check --protocol learner --rules learner`` passed it."""
+    from rebalproof.properties.leaving import staying_learners
+
+    members = [dict(id="I1", active=("0_0", "0_1"), lags={"0_0": 0, "0_1": 0}), dict(id="I2", leaving=True, lags={"0_1": 0}), dict(id="I3")]
+    view = view_of(["0_0", "0_1", "~1_0"], members)
+    learner = answer(I1="0_0 0_1", I2="~0_0", I3="~1_0")
+    verdict = staying_learners(view, learner)
+    assert verdict.violated and verdict.tasks == ("0_0",) and verdict.members == ("I2",), verdict.message
+    # the label decides nothing: a standby-role copy it must restore is a learner too
+    assert staying_learners(view, answer(I1="0_0 0_1", I2="+0_0", I3="")).violated
+    # caught up on it (0_1), an active, a stateless task, or a staying member: no learner on a leaving one
+    for fine in (answer(I1="0_0 0_1", I2="+0_1", I3="~0_0"), answer(I1="0_1", I2="0_0", I3=""), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0")):
+        assert staying_learners(view, fine).holds, fine
+    # what it held going in it may keep
+    held = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True, warmup=("0_0",), lags={"0_0": 50000})])
+    assert staying_learners(held, answer(I1="0_0", I2="~0_0")).holds
+    # every member leaving: nobody is treated as leaving
+    alone = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True)])
+    assert staying_learners(alone, answer(I1="0_0", I2="~0_0")).holds
+    # promised by the learner rules only
+    by_rules = {r: next(v for v in check_assignment(view, learner, rules=r) if v.property == "staying-learners").status for r in RULE_SETS}
+    assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.VIOLATED, "ha": Status.NOT_PROMISED}
+
+
+def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(capsys, tmp_path, monkeypatch):
+    """The built-in learner assignor with that one bug, as a ``py:`` assignor: ``check`` names
+    ``staying-learners`` (and the built-in holds it: tests/manifest.toml)."""
+    (tmp_path / "learner_to_leaving.py").write_text(
+        "from rebalproof.model.assignors.spec import resolve\n"
+        "from rebalproof.model.codec import decode_input, encode_assignment\n"
+        "_inner = resolve('learner').__enter__()\n"
+        "def assign(request):\n"
+        "    out = encode_assignment(_inner(decode_input(request)))\n"
+        "    staying = [m for m in request['members'] if not m.get('leaving')]\n"
+        "    for m in request['members']:\n"
+        "        if m.get('leaving') and staying:\n"
+        "            mine = out['assignment'][m['id']]\n"
+        "            have = set(mine['active'] + mine['standby'] + mine['warmup'] + m.get('active', []) + m.get('standby', []) + m.get('warmup', []))\n"
+        "            new = [t['id'] for t in request['tasks'] if t.get('stateful', True) and t['id'] not in have]\n"
+        "            mine['warmup'] += new[:1]\n"
+        "    return out\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from rebalproof.cli.main import main
+
+    code = main(["check", "--protocol", "learner", "--assignor", "py:learner_to_leaving:assign", "--rules", "learner", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: staying-learners ("), out[-600:]
