@@ -51,6 +51,7 @@ from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = [
     "words",
@@ -65,6 +66,7 @@ __all__ = [
     "extra_copies",
     "staying_members",
     "as_if_staying",
+    "problems_verdict",
 ]
 
 
@@ -171,3 +173,17 @@ def extra_copies(view: RebalanceInput, assignment: Assignment) -> tuple[tuple[st
                 named.append(member)
         out.append((task_id, sorted_ids(named)))
     return tuple(out)
+
+
+def problems_verdict(name: str, problems: list[str], tasks, members, ok: str, measure: dict | None = None) -> Verdict:
+    """``VIOLATED`` with the problems joined and the tasks and members they name, or ``HOLDS`` saying ``ok``."""
+    if problems:
+        return Verdict(
+            property=name,
+            status=Status.VIOLATED,
+            message="; ".join(problems),
+            tasks=sorted_ids(set(tasks)),
+            members=sorted_ids(set(members)),
+            measure=measure or {},
+        )
+    return Verdict(property=name, status=Status.HOLDS, message=ok, measure=measure or {})

@@ -30,25 +30,13 @@ from rebalproof.properties.common import (
     replica_holders,
     required_standbys,
     standby_allowance,
+    problems_verdict,
     times,
     words,
 )
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = ["one_active", "no_colocation", "warmup_bound", "standby_count", "standby_count_learners"]
-
-
-def _verdict(name: str, problems: list[str], tasks, members, ok: str, measure: dict | None = None) -> Verdict:
-    if problems:
-        return Verdict(
-            property=name,
-            status=Status.VIOLATED,
-            message="; ".join(problems),
-            tasks=sorted_ids(set(tasks)),
-            members=sorted_ids(set(members)),
-            measure=measure or {},
-        )
-    return Verdict(property=name, status=Status.HOLDS, message=ok, measure=measure or {})
 
 
 def one_active(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -80,7 +68,7 @@ def one_active(view: RebalanceInput, assignment: Assignment) -> Verdict:
         problems.append(f"{member} is given active task {task_id}, which is not a task of the input")
         tasks.append(task_id)
         members.append(member)
-    return _verdict(
+    return problems_verdict(
         "one-active", problems, tasks, members, f"each of the {plural(len(view.tasks), 'task')} has exactly one active copy"
     )
 
@@ -105,7 +93,7 @@ def no_colocation(view: RebalanceInput, assignment: Assignment) -> Verdict:
                 problems.append(f"{member_id} holds {task_id} {times(len(held))} ({words(held)})")
             tasks.append(task_id)
             members.append(member_id)
-    return _verdict("no-colocation", problems, tasks, members, "no instance holds two copies of a task")
+    return problems_verdict("no-colocation", problems, tasks, members, "no instance holds two copies of a task")
 
 
 def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -152,7 +140,7 @@ def _standby_count(view: RebalanceInput, assignment: Assignment, noun: str) -> V
                 where = f" (on {words(replicas)})" if replicas else ""
                 problems.append(f"task {task_id} has {plural(len(replicas), noun)}{where}, needs {need}")
                 tasks.append(task_id)
-    return _verdict(
+    return problems_verdict(
         "standby-count",
         problems,
         tasks,

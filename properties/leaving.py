@@ -32,7 +32,8 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.verdict import Status, Verdict
+from rebalproof.properties.common import problems_verdict
+from rebalproof.properties.verdict import Verdict
 
 __all__ = ["staying_learners"]
 
@@ -58,8 +59,5 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
             problems.append(f"{member.id} is leaving but is given {copies} (a copy it did not hold and is not caught up on)")
             tasks.extend(learners)
             members.append(member.id)
-    if problems:
-        return Verdict(property="staying-learners", status=Status.VIOLATED, message="; ".join(problems),
-                       tasks=sorted_ids(set(tasks)), members=sorted_ids(set(members)))
     said = "no member is leaving" if not leaving else f"no learner on {', '.join(sorted_ids(m.id for m in leaving))}, which {'is' if len(leaving) == 1 else 'are'} leaving"
-    return Verdict(property="staying-learners", status=Status.HOLDS, message=said)
+    return problems_verdict("staying-learners", problems, tasks, members, said)

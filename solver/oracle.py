@@ -31,12 +31,12 @@ import z3
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.balanced import balanced as ha_balanced
 from rebalproof.properties.verdict import Status, Verdict
 from rebalproof.solver.encode import balanced_constraint, encode, given
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
 from rebalproof.solver.optimize import optimal
-from rebalproof.properties.balanced import balanced as ha_balanced
-from rebalproof.solver.rules import OWN_RULES, Facts, Violation, rule_of, rule_set, violations
+from rebalproof.solver.rules import Facts, Violation, rule_of, rule_set, violations
 from rebalproof.solver.staged import Deadline, check_named
 
 __all__ = ["ObjectiveDistance", "Distance", "distance", "explain", "conforms", "balance_achievable", "BALANCE_MODES"]
@@ -202,7 +202,7 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
 
         raise InputError(f"unknown balance mode {balance!r}; the modes are {', '.join(BALANCE_MODES)}")
     name = f"conforms:{rs.name}"
-    broken = [v for v in violations(view, assignment, rs) if v.rule not in OWN_RULES]
+    broken = [v for v in violations(view, assignment, rs) if v.rule in rs.judged]
     undecided = None
     if rs.probing:
         # the catalogue's reading (KIP-441 iterative balancing): not balanced is wrong only with
