@@ -83,6 +83,7 @@ from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
+from rebalproof.properties.common import split_replicas
 from rebalproof.properties.run_liveness import EdgeRanges, edge_array, fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
 from rebalproof.properties.verdict import Status, Verdict
@@ -214,15 +215,35 @@ def _task_moves(ctx, model, s, a, nxt, step):
 
 
 def _warmup_assigned(ctx, model, s, a, nxt, step):
-    return step is not None and any(x.warmup for _, x in step.assignment.members)
+    """A rebalance gives a stateful task more replicas than its standbys: an extra copy, by count.
+
+    Labels do not count (DESIGN "Labels"): Kafka sends its warmups as standbys, so a warmup is
+    a replica beyond the first ``min(num_standby_replicas, members - 1)``, as ``warmup-bound``
+    (which this witnesses) counts them.
+    """
+    if step is None:
+        return False
+    return any(split_replicas(step.view, step.assignment, t)[1] for t in step.view.stateful_task_ids)
 
 
 def _warmup_promoted(ctx, model, s, a, nxt, step):
-    if a.kind != "deliver":
+    """A rebalance hands an active task from a member holding it to one already hosting a copy of it.
+
+    The copy is a warmup, a learner or a standby: labels do not count (DESIGN "Labels"), and
+    KIP-441 moves a task by "assigning the task as a standby task to the destination instance,
+    and then rebalancing once those tasks are up to date". A failover (nobody holds the task
+    any more) is not a promotion.
+    """
+    if step is None:
         return False
-    entry = next(e for e in s.pending if e[0] == a.member)
-    m = next(x for x in s.members if x.id == a.member)
-    return any(t in m.warmup for t in entry[1])
+    for t in model.task_ids:
+        before = {m.id for m in s.members if t in m.active}
+        if not before:
+            continue
+        hosted = {m.id for m in s.members if m.id not in before and (t in m.standby or t in m.warmup)}
+        if hosted.intersection(step.assignment.actives_of(t)):
+            return True
+    return False
 
 
 def _member_leaves(ctx, model, s, a, nxt, step):
@@ -381,12 +402,12 @@ RUN_PROPERTIES: tuple[RunProperty, ...] = (
     ),
     RunProperty(
         name="warmup-assigned", expectation="sometimes", scope="edge",
-        promise="a rebalance assigns a warmup / learner", promised_by="ha and learner rules",
+        promise="a rebalance assigns a warmup / learner (a replica beyond the standbys, by count)", promised_by="ha and learner rules",
         promised=_learning_rules, check=_warmup_assigned,
     ),
     RunProperty(
         name="warmup-promoted", expectation="sometimes", scope="edge",
-        promise="a warmup / learner is promoted to active", promised_by="ha and learner rules",
+        promise="a task moves to a member already hosting a copy of it (warmup, learner or standby)", promised_by="ha and learner rules",
         promised=_learning_rules, check=_warmup_promoted,
     ),
     RunProperty(

@@ -155,7 +155,7 @@ JUSTIFICATIONS: dict[str, Justification] = {
         seed="002 Probing Rebalances",
         quote="Once the under-loaded instances are warm, a next rebalance would be able to produce a more "
         "balanced assignment.",
-        forced="make no promotion when no warmup was needed within the bounds",
+        forced="move no task to a member hosting a copy of it when no move improves balance within the bounds",
     ),
     "member-leaves": Justification(
         seed="002 Probing Rebalances",

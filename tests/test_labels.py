@@ -155,3 +155,51 @@ def test_a_warmup_going_in_is_kept_like_a_standby():
             out = builtin(name).make()(view)
             verdict = {v.property: v for v in check_assignment(view, out, rules=builtin(name).rules)}["fixpoint"]
             assert verdict.holds and verdict.measure["premise"], (role, name, verdict.message)
+
+
+def _one_label(inner, role):
+    """``inner``, its answers carrying every replica under one label, ``role``."""
+    def answer(view):
+        out = inner(view)
+        members = {}
+        for member, held in out.members:
+            replicas = tuple(dict.fromkeys(held.standby + held.warmup))
+            members[member] = MemberAssignment(
+                active=held.active,
+                standby=replicas if role == "standby" else (),
+                warmup=replicas if role == "warmup" else (),
+            )
+        return Assignment(members=members, probing_rebalance=out.probing_rebalance)
+
+    return answer
+
+
+RUN_BOUNDS = [
+    dict(),
+    dict(capacities=(2, 1)),
+    dict(standbys=0, stateless=2),
+    dict(instances=4, initial=3, subtopologies=1, partitions=3, events=1),
+]
+
+
+@pytest.mark.parametrize("bounds", RUN_BOUNDS, ids=lambda b: ",".join(f"{k}={v}" for k, v in b.items()) or "defaults")
+def test_relabelling_answers_changes_no_run_verdict(bounds):
+    """The whole model check under the cooperative protocol and the ha rules, with the built-in ha
+    answering as it does, with every replica labelled standby (as Kafka encodes warmups) and with
+    every replica labelled warmup: every run property (the witnesses included) gives the same status.
+    """
+    from rebalproof.model.assignors.spec import resolve
+    from rebalproof.model.group_bounds import Bounds
+    from rebalproof.model.group_protocol import protocol
+    from rebalproof.properties.run_check import check_model
+
+    b = Bounds(**bounds)
+    with resolve("ha") as ha:
+        runs = {
+            role: check_model(protocol=protocol("cooperative"), assignor=ha if role is None else _one_label(ha, role),
+                              assignor_name="ha", rules="ha", bounds=b)
+            for role in (None, "standby", "warmup")
+        }
+    statuses = {role: {r.property.name: r.verdict.status.value for r in run.results} for role, run in runs.items()}
+    assert statuses["standby"] == statuses[None]
+    assert statuses["warmup"] == statuses[None]
