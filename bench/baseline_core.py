@@ -6,13 +6,14 @@ paths back in -- the ``ha`` assignor's flows on networkx network simplex and its
 rebuilt as networkx graphs, fingerprints joined as strings on every call, the visited set as one
 dict of fingerprint to index, every distinct view judged (not each shape once), the BFS queue
 holding states as objects (not packed records), ``ha`` asked about every distinct view (not
-once per shape) -- and runs the command.
+once per shape), the cyclic garbage collector running while exploring -- and runs the command.
 Everything else is the current code, so the ratio bench/explore.py prints is what those paths
 cost. Not part of the package: the code below is the code those paths had.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from fractions import Fraction
@@ -175,6 +176,7 @@ def install() -> None:
     for module in (ha_target, ha_round):
         module.transport = transport_networkx
         module.quota_box = quota_box
+    explorer._collector_paused = contextlib.nullcontext  # the collector ran all along
     run.nontrivial_sccs = nontrivial_sccs
     run.longest_paths = longest_paths
     run.RebalanceJudge = _judge_every_view

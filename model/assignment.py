@@ -74,7 +74,13 @@ class Assignment:
 
     def holders(self, task_id: str, role: str) -> tuple[str, ...]:
         """Members holding ``task_id`` in ``role``, once per listing (duplicates kept)."""
-        return tuple(m for m, a in self.members for t in getattr(a, role) if t == task_id)
+        out = []
+        for m, a in self.members:
+            listed = getattr(a, role)
+            if task_id in listed:
+                count = listed.count(task_id)
+                out.extend((m,) * count if count > 1 else (m,))
+        return tuple(out)
 
     def actives_of(self, task_id: str) -> tuple[str, ...]:
         return self.holders(task_id, "active")

@@ -22,6 +22,9 @@ def id_key(identifier: str) -> tuple:
 
 def sorted_ids(ids) -> tuple[str, ...]:
     """The ids in natural order, as a tuple."""
+    ids = tuple(ids)
+    if len(ids) < 2:
+        return ids  # nothing to order (most calls: a member's one or no task of a role)
     return tuple(sorted(ids, key=id_key))
 
 

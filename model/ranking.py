@@ -40,12 +40,31 @@ def is_caught_up(view: RebalanceInput, member_id: str, task_id: str) -> bool:
 
 def ranked_candidates(view: RebalanceInput, task_id: str, members=None) -> tuple[tuple[int, str], ...]:
     """(rank, member) for every member (or those given), best first, ties by id."""
-    members = view.member_ids if members is None else members
+    if members is None:  # over every member: kept with the view (a pure function of it)
+        key = ("ranked", task_id)
+        found = view._derived.get(key)
+        if found is None:
+            found = view._derived[key] = _ranked(view, task_id, view.member_ids)
+        return found
+    return _ranked(view, task_id, members)
+
+
+def _ranked(view: RebalanceInput, task_id: str, members) -> tuple[tuple[int, str], ...]:
     return tuple(sorted(((rank(view, m, task_id), m) for m in members), key=lambda p: (p[0], id_key(p[1]))))
 
 
 def most_caught_up(view: RebalanceInput, task_id: str, members=None) -> tuple[str, ...]:
     """The members with the minimum rank on the task (all of them when the task is stateless)."""
+    if members is None:
+        key = ("best", task_id)
+        found = view._derived.get(key)
+        if found is None:
+            found = view._derived[key] = _best(view, task_id, None)
+        return found
+    return _best(view, task_id, members)
+
+
+def _best(view: RebalanceInput, task_id: str, members) -> tuple[str, ...]:
     ranked = ranked_candidates(view, task_id, members)
     if not ranked:
         return ()

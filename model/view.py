@@ -95,6 +95,9 @@ class RebalanceInput:
     previous_members: tuple[str, ...] | None = None
     _tasks: dict = field(init=False, repr=False, compare=False, hash=False)
     _members: dict = field(init=False, repr=False, compare=False, hash=False)
+    #: what pure functions of the view computed about it (:mod:`rebalproof.model.ranking`): a
+    #: view never changes, and ``ha`` and the judge ask the same ranking many times
+    _derived: dict = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
         tasks = tuple(sorted(self.tasks, key=lambda t: id_key(t.id)))
@@ -105,6 +108,7 @@ class RebalanceInput:
             object.__setattr__(self, "previous_members", sorted_ids(self.previous_members))
         object.__setattr__(self, "_tasks", {t.id: t for t in tasks})
         object.__setattr__(self, "_members", {m.id: m for m in members})
+        object.__setattr__(self, "_derived", {})
         _validate(self)
 
     # -- lookups -------------------------------------------------------------
