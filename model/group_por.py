@@ -125,9 +125,17 @@ def ample_expand(model, s: GroupState, *, fingerprint, is_old) -> tuple[list[tup
     picklable (a module-level function of picklable values).
     """
     if quiet(model, s):
-        chosen = ample_action(model, s, model.actions(s))
+        actions = model.actions(s)
+        chosen = ample_action(model, s, actions)
         if chosen is not None:
             nxt = model.next_state(s, chosen)
             if nxt is not None and not is_old(fingerprint(nxt)):
                 return [(chosen, nxt)], True
+        # what ``model.expand(s)`` gives, from the actions already listed
+        successors = []
+        for action in actions:
+            nxt = model.next_state(s, action)
+            if nxt is not None:
+                successors.append((action, nxt))
+        return successors, False
     return model.expand(s), False

@@ -77,7 +77,6 @@ from rebalproof.model.group_state import (
     Action,
     is_quiescent,
     is_stable,
-    processing,
 )
 from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
@@ -479,17 +478,21 @@ class RunMonitor:
         self._layouts: dict = {}
         self._state_checks = [p for p in self.properties if p.scope == "state" and p.check is not None]
         self._edge_checks = [p for p in self.properties if p.scope == "edge" and p.check is not None]
+        self._open_edge_checks = list(self._edge_checks)  # those not discovered yet (see :meth:`_record`)
         self._ha = ctx.rules == "ha"
         self._judges_unavailability = any(p.name == "bounded-unavailability" for p in self.properties)
         judged = [p.name for p in self.properties if p.scope == "rebalance"]
         self.judge = RebalanceJudge(ctx.rules, judged) if judged else None
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
+        self._task_index = {t: i for i, t in enumerate(model.task_ids)}
+        self._all_tasks = (1 << len(model.task_ids)) - 1
         self._attainable: dict = {}  # (capacity, leaving) per member -> balance_attainable
         self._config, self._tasks = ctx.bounds.config, ctx.bounds.tasks  # built once, shared by every view
 
     def _record(self, name: str, discovery: Discovery) -> None:
         if name not in self.discoveries:
             self.discoveries[name] = discovery
+            self._open_edge_checks = [p for p in self._edge_checks if p.name not in self.discoveries]
 
     def stop(self) -> bool:
         if not self.stop_early:
@@ -512,10 +515,17 @@ class RunMonitor:
                 flags |= self._balance_flag(s)
         if any(m.leaving for m in s.members):
             flags |= _LEAVING
-        mask = 0
-        for i, t in enumerate(self.model.task_ids):
-            if not any(processing(m, t, self._stateful[i]) for m in s.members):
-                mask |= 1 << i
+        # the tasks nobody processes: every task but those some member owns and processes
+        # (:func:`~rebalproof.model.group_state.processing`: owned, and caught up when stateful),
+        # walking only the actives
+        processed = 0
+        index, stateful = self._task_index, self._stateful
+        for m in s.members:
+            for t in m.active:
+                i = index.get(t)
+                if i is not None and (not stateful[i] or m.lag(t) == CAUGHT_UP):
+                    processed |= 1 << i
+        mask = self._all_tasks & ~processed
         self.flags.append(flags)
         self.layout_id.append(lid)
         self.unprocessed.append(mask)
@@ -595,9 +605,7 @@ class RunMonitor:
                 for name, message in self.judge.judge(e, self.model.view_key(s), a.choice, step):
                     self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))
         self.edge_weight.append(weight)
-        for p in self._edge_checks:
-            if p.name in self.discoveries:
-                continue
+        for p in self._open_edge_checks:
             result = p.check(self.ctx, self.model, s, a, nxt, step)
             if not result:
                 continue
