@@ -118,12 +118,15 @@ def summary_line(verdicts: Sequence[Verdict]) -> str:
     """One line: ok / violated, with how many properties hold, are violated, are not promised.
 
     "Every promised property holds" only when none is inconclusive (an incomplete exploration,
-    a time limit, an interrupt): then the line says how many are undecided.
+    a time limit, an interrupt, a witness that never happens within the bounds): then the line
+    says how many are undecided, and names the witnesses that never happen.
 
     >>> summary_line([Verdict(property="one-active", status=Status.HOLDS)])
     'ok: every promised property holds (1 holds)'
     >>> summary_line([Verdict(property="one-active", status=Status.HOLDS), Verdict(property="converges", status=Status.INCONCLUSIVE)])
     'ok: nothing violated, but 1 of the promised properties is undecided (1 holds, 1 inconclusive)'
+    >>> summary_line([Verdict(property="task-moves", status=Status.INCONCLUSIVE, measure={"examples": 0})])
+    'ok: nothing violated, but 1 of the promised properties is undecided (1 inconclusive): task-moves never happens within the bounds (widen them)'
     """
     counts = {s: sum(1 for v in verdicts if v.status is s) for s in Status}
     told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
@@ -132,7 +135,11 @@ def summary_line(verdicts: Sequence[Verdict]) -> str:
         return f"violated: {', '.join(violated)} ({told})"
     undecided = counts[Status.INCONCLUSIVE]
     if undecided:
-        return f"ok: nothing violated, but {undecided} of the promised properties {'is' if undecided == 1 else 'are'} undecided ({told})"
+        line = f"ok: nothing violated, but {undecided} of the promised properties {'is' if undecided == 1 else 'are'} undecided ({told})"
+        unseen = [v.property for v in verdicts if v.status is Status.INCONCLUSIVE and (v.measure or {}).get("examples") == 0]
+        if unseen:
+            line += f": {', '.join(unseen)} never {'happens' if len(unseen) == 1 else 'happen'} within the bounds (widen them)"
+        return line
     return f"ok: every promised property holds ({told})"
 
 

@@ -82,16 +82,21 @@ def test_the_v1_rule_removes_the_naive_shuffling_within_the_same_bounds(capsys):
 
 
 def test_the_builtin_v1_at_those_bounds_is_vacuous_and_has_no_leaving_tag(capsys):
-    """The README's sentence: witnesses "never happen" and scale-down-completes is violated."""
+    """The README's sentences: witnesses "never happen" (inconclusive: exit 0, or 1 with
+    --require-complete) and scale-down-completes is violated."""
     assert "at these bounds (2 tasks, 3 one-thread instances) it never moves a task" in README
+    assert "exit 0, or 1 with\n`--require-complete`" in README
     code, verdicts = run(f"rebalproof check --protocol learner --assignor learner:version=1 {FEW}", capsys)
     assert code == 1
     assert verdicts["scale-down-completes"] == "violated"
     for witness in ("task-moves", "warmup-assigned", "warmup-promoted", "learner-ready"):
-        assert verdicts[witness] == "violated", witness
+        assert verdicts[witness] == "inconclusive", witness
     assert verdicts["no-shuffle-cycle"] == verdicts["converges"] == "holds"
     code, verdicts = run(f"rebalproof check --protocol learner:leaving=false --assignor learner:version=1 {FEW}", capsys)
-    assert code == 1 and verdicts["scale-down-completes"] == "not promised"  # only the vacuity is left
+    assert code == 0 and verdicts["scale-down-completes"] == "not promised"  # only the vacuity is left
+    assert {v for v in verdicts.values()} == {"holds", "inconclusive", "not promised"}
+    code, _ = run(f"rebalproof check --protocol learner:leaving=false --assignor learner:version=1 {FEW} --require-complete", capsys)
+    assert code == 1
 
 
 @pytest.mark.parametrize("needle", ["learner:leaving=false --assignor learner:version=1"])

@@ -112,7 +112,23 @@ def test_a_witness_that_never_happens_shows_vacuity():
     result = check_model(protocol=protocol("cooperative"), assignor=RoundRobin(), bounds=bounds)
     assert result.status("single-owner").value == "holds"
     verdict = result.result("task-moves").verdict
-    assert verdict.status.value == "violated" and "vacuously" in verdict.message
+    # undecided, not violated: the bounds are too small, the implementation is not wrong
+    assert verdict.status.value == "inconclusive" and verdict.measure == {"examples": 0}
+    assert verdict.message.startswith("never happens within the bounds (widen them)")
+    assert verdict.message.endswith("it is the witness of single-owner, one-active, no-colocation, no-shuffle-cycle")
+    assert result.exit_code() == 0
+
+
+def test_a_witness_the_reference_cannot_reach_is_no_violation():
+    """At --standbys 2 over three instances every member holds every task: no warmup to make.
+    The built-in ha is correct there; its warmup witness is undecided and the exit code is 0."""
+    with resolve("ha") as ha:
+        result = check_model(protocol=protocol("cooperative"), assignor=ha, assignor_name="ha", rules="ha", bounds=Bounds(standbys=2))
+    assert result.exploration.complete and not result.violated
+    assert result.status("warmup-assigned").value == "inconclusive"
+    assert result.status("warmup-promoted").value == "holds"  # standbys take over: labels do not count
+    assert result.result("warmup-assigned").verdict.message.endswith("it is the witness of warmup-bound")
+    assert result.exit_code() == 0
 
 
 def test_not_promised_is_reported_with_what_was_observed():
