@@ -462,7 +462,8 @@ class RunMonitor:
     violation is at the least depth (BFS).
     """
 
-    def __init__(self, ctx: RunContext, model, *, properties=RUN_PROPERTIES, stop_early: bool = False):
+    def __init__(self, ctx: RunContext, model, *, properties=RUN_PROPERTIES, stop_early: bool = False,
+                 judge_worker: bool = False):
         self.ctx = ctx
         self.model = model
         self.properties = tuple(properties)
@@ -483,6 +484,13 @@ class RunMonitor:
         self._judges_unavailability = any(p.name == "bounded-unavailability" for p in self.properties)
         judged = [p.name for p in self.properties if p.scope == "rebalance"]
         self.judge = RebalanceJudge(ctx.rules, judged) if judged else None
+        # ``judge_worker``: the judge's verdicts on the second core, collected by :meth:`finish`
+        # (:mod:`rebalproof.properties.run_judge_worker`); not when a verdict may stop the run
+        self._deferred = None
+        if judge_worker and self.judge is not None and not stop_early:
+            from rebalproof.properties.run_judge_worker import JudgeWorker
+
+            self._deferred = JudgeWorker(self.judge, model.view_from_key, self._judged_violation)
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
         self._task_index = {t: i for i, t in enumerate(model.task_ids)}
         self._all_tasks = (1 << len(model.task_ids)) - 1
@@ -601,9 +609,11 @@ class RunMonitor:
                     ))
             if raw != pre and s.triggers != ("revoked",) and not _realizes_only(pre, raw, s):
                 weight |= 2
-            if self.judge is not None:
+            if self._deferred is not None:
+                self._deferred.submit(self.model.view_key(s), a.choice, step, src, a)
+            elif self.judge is not None:
                 for name, message in self.judge.judge(e, self.model.view_key(s), a.choice, step):
-                    self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))
+                    self._judged_violation(name, message, src, a)
         self.edge_weight.append(weight)
         for p in self._open_edge_checks:
             result = p.check(self.ctx, self.model, s, a, nxt, step)
@@ -612,6 +622,19 @@ class RunMonitor:
             kind = "safety" if p.expectation == "always" else "example"
             message = result if isinstance(result, str) else p.promise
             self._record(p.name, Discovery(property=p.name, kind=kind, state=src, action=a, message=message))
+
+    def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:
+        self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))
+
+    def finish(self) -> None:
+        """Collect the verdicts judged on the second core (a no-op without ``judge_worker``; idempotent)."""
+        if self._deferred is not None:
+            self._deferred.finish()
+
+    def peak_rss(self, own: int) -> int | None:
+        """The command's peak RSS with the judge worker counted by its private memory
+        (:meth:`~rebalproof.properties.run_judge_worker.JudgeWorker.peak_rss`), or None without one."""
+        return self._deferred.peak_rss(own) if self._deferred is not None else None
 
     def on_assignor_error(self, idx, s, error) -> None:
         self.errors.append((idx, error))
@@ -875,6 +898,7 @@ def _never_happens(ctx: RunContext, witness: RunProperty) -> str:
 def evaluate(ctx: RunContext, exp, monitor: RunMonitor) -> list[PropertyResult]:
     """Verdicts for every property of ``monitor`` after ``exp`` finished (see the module docstring)."""
     results = []
+    monitor.finish()
     graph = _graph(exp, monitor)
     complete = exp.complete and exp.errors == 0
     if not exp.complete:

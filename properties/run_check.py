@@ -25,6 +25,7 @@ deterministic external one) against distinct states, and look-ups answered from 
 from __future__ import annotations
 
 import functools
+import resource
 from dataclasses import dataclass, field
 
 from rebalproof.model.budget import Budget
@@ -160,7 +161,8 @@ def check_model(
         symmetry = sym_check.reduce
     model = GroupModel(protocol=protocol, bounds=bounds, assignor=assignor, assignor_name=assignor_name)
     ctx = RunContext(protocol=protocol, rules=rules, bounds=bounds, assignor=assignor_name)
-    monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
+    local = explorer is explore  # the judge on the second core: the local engine only
+    monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early, judge_worker=local)
     limits = Limits(max_depth=bounds.depth, max_states=bounds.max_states, max_seconds=max_seconds, budget=budget)
     por_off = None
     if por and (bounds.depth is not None or bounds.max_states is not None):
@@ -173,7 +175,8 @@ def check_model(
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up
             model = GroupModel(protocol=protocol, bounds=bounds, assignor=model._chooser, assignor_name=assignor_name)
-            monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early)
+            monitor.finish()  # the reduced run's judge worker ends
+            monitor = RunMonitor(ctx, model, properties=properties, stop_early=stop_early, judge_worker=local)
             exp = engine(model, symmetry=False, limits=limits, monitor=monitor, progress=progress)
     exp.budget = budget  # any engine: the analysis stops when the budget is spent
     note = getattr(progress, "note", None)
@@ -200,6 +203,8 @@ def check_model(
                 },
             )
     chooser = model._chooser
-    exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss())  # after the analysis too
+    # after the analysis too; a judge worker counted by its private memory (it shares the rest)
+    with_worker = monitor.peak_rss(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss() if with_worker is None else with_worker)
     return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
                        symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits, por_off=por_off)

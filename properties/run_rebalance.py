@@ -142,6 +142,16 @@ class RebalanceJudge:
 
     def judge(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
         """(property, message) for every property the answer of ``step`` breaks, in catalogue order."""
+        digest, bad, unsure, messages = self.verdict(key, choice, step)
+        self._note(digest, bad, unsure)
+        if self.track_edges:
+            self.edge_views[edge] = digest
+        return list(messages)
+
+    def verdict(self, key, choice: int, step, *, keep: bool = True) -> tuple[int, int, int, tuple]:
+        """(view digest, violated mask, inconclusive mask, messages) of the answer ``choice`` of
+        ``step`` on the view of ``key``, memoised unless not ``keep`` (a caller that asks about
+        each pair once; the memo by shape is kept) -- nothing noted: :meth:`judge` notes it per edge."""
         hit = self._memo.get((key, choice))
         if hit is None:
             shape = shape_of(step.view, step.assignment) if self.by_shape else None
@@ -151,12 +161,9 @@ class RebalanceJudge:
                 hit = (_digest(key), *self._judge(step))
                 if shape is not None and not hit[1] and not hit[2]:
                     self._clean.add(shape)
-            self._memo[(key, choice)] = hit
-        digest, bad, unsure, messages = hit
-        self._note(digest, bad, unsure)
-        if self.track_edges:
-            self.edge_views[edge] = digest
-        return list(messages)
+            if keep:
+                self._memo[(key, choice)] = hit
+        return hit
 
     def _judge(self, step) -> tuple[int, int, tuple]:
         """(violated mask, inconclusive mask, messages) of the catalogue's readings on ``step``."""
