@@ -304,6 +304,7 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
     act_limit, edge_limit = _LIMIT[eact.typecode], _LIMIT[first_edge.typecode]
     fps = exp.fingerprints
     n_edges = 0
+    offer = getattr(model, "offer_ahead", None)  # a model computing answers ahead is told of each new state
 
     for state in model.init_states():
         h = fp(state)
@@ -386,6 +387,8 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
                 first_edge.append(-1)
                 fps.append(h)
                 push(j, nxt)
+                if offer is not None:
+                    offer(nxt)
                 monitor.on_state(j, nxt)
             edst.append(j)
             eact.append(aid)

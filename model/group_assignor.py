@@ -83,12 +83,15 @@ class MemoChooser:
         self.calls = 0
         #: look-ups answered from the memo, without a call
         self.hits = 0
+        #: answers computed ahead in a helper process (:mod:`rebalproof.model.answers_ahead`), or None
+        self.ahead = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_memo"] = {}
         state["_views"] = {}
         state["_distinct"] = {}
+        state["ahead"] = None
         return state
 
     def __setstate__(self, state):
@@ -121,6 +124,11 @@ class MemoChooser:
         if hit is not None:
             self.hits += 1
             return hit
+        if self.ahead is not None:
+            answers = self.ahead.take(key)  # computed ahead, checked as below; None: ask here
+            if answers is not None:
+                self.calls += 1
+                return self._remember(key, answers)
         view = build_view()
         self.calls += 1
         answers = tuple(self.inner.choices(view))
@@ -142,12 +150,17 @@ class MemoChooser:
                     f"{self.name} answered an assignment that does not fit the input below: {exc}",
                     kind="invalid", assignor=self.name, input_json=encode_input(view),
                 ) from None
+        answers = self._remember(key, answers)
+        self._keep(key, view)
+        return answers
+
+    def _remember(self, key, answers: tuple) -> tuple:
+        """Memoise the checked ``answers`` of ``key`` (equal answers kept once)."""
         if len(self._memo) >= self.limit:
             self._memo.clear()
             self._distinct.clear()
         answers = self._distinct.setdefault(answers, answers)
         self._memo[key] = answers
-        self._keep(key, view)
         return answers
 
     def choices_for(self, key, build_view: Callable[[], RebalanceInput]) -> tuple[RebalanceInput, tuple[Assignment, ...]]:

@@ -337,6 +337,49 @@ class GroupModel:
             last.answers = self._chooser.answers_for(key, lambda: self.view_from_key(key))
         return last.answers
 
+    # -- answers computed ahead (model/answers_ahead.py) ------------------------------------
+    def answers_ahead(self) -> bool:
+        """Have a built-in assignor's answers computed ahead on the second core while exploring
+        (:mod:`rebalproof.model.answers_ahead`); False (and nothing done) for any other assignor,
+        or where processes cannot be forked. An engine offers each state it discovers
+        (:meth:`offer_ahead`); :meth:`close_answers_ahead` ends it."""
+        from rebalproof.model.answers_ahead import AnswersAhead, can_fork
+        from rebalproof.model.assignors.spec import ResolvedAssignor
+        from rebalproof.model.group_assignor import OneChoice
+
+        inner = self._chooser.inner
+        builtin = isinstance(inner, OneChoice) and isinstance(inner.assignor, ResolvedAssignor) and inner.assignor.kind == "builtin"
+        if not builtin or not can_fork() or self._chooser.ahead is not None:
+            return False
+        memo = self._chooser._memo
+        self._chooser.ahead = AnswersAhead(inner, self.view_from_key, memo.__contains__)
+        return True
+
+    @property
+    def offer_ahead(self):
+        """``offer(state)`` for an engine to call on each state it discovers, or None when no
+        answers are computed ahead."""
+        ahead = self._chooser.ahead
+        if ahead is None:
+            return None
+
+        def offer(state: GroupState) -> None:
+            if state.triggers and state.members:  # a rebalance is enabled: its view is fixed now
+                joined, reported = self.joined(state)
+                ahead.offer(self._view_key(state, joined, reported))
+
+        return offer
+
+    def close_answers_ahead(self):
+        """End the answers computed ahead; their helper's memory
+        (:mod:`rebalproof.model.helper_memory`), or None."""
+        ahead = self._chooser.ahead
+        if ahead is None:
+            return None
+        self._chooser.ahead = None
+        ahead.close()
+        return ahead.memory
+
     def view_from_key(self, key) -> RebalanceInput:
         """The leader's view of a :meth:`view_key` (the key holds all of it but what the bounds fix)."""
         members, memory = key

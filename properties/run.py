@@ -631,10 +631,10 @@ class RunMonitor:
         if self._deferred is not None:
             self._deferred.finish()
 
-    def peak_rss(self, own: int) -> int | None:
-        """The command's peak RSS with the judge worker counted by its private memory
-        (:meth:`~rebalproof.properties.run_judge_worker.JudgeWorker.peak_rss`), or None without one."""
-        return self._deferred.peak_rss(own) if self._deferred is not None else None
+    @property
+    def helper_memory(self) -> tuple[int, int, int] | None:
+        """The judge worker's memory when it ended (:mod:`rebalproof.model.helper_memory`), or None."""
+        return self._deferred.memory if self._deferred is not None else None
 
     def on_assignor_error(self, idx, s, error) -> None:
         self.errors.append((idx, error))

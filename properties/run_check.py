@@ -25,7 +25,6 @@ deterministic external one) against distinct states, and look-ups answered from 
 from __future__ import annotations
 
 import functools
-import resource
 from dataclasses import dataclass, field
 
 from rebalproof.model.budget import Budget
@@ -33,6 +32,7 @@ from rebalproof.model.explorer import Exploration, Limits, _peak_rss, explore
 from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
+from rebalproof.model.helper_memory import own_peak, peak_with_helpers
 from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, recheck_reached
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
@@ -168,7 +168,12 @@ def check_model(
     if por and (bounds.depth is not None or bounds.max_states is not None):
         por, por_off = False, POR_OFF_UNDER_BOUNDS
     engine = explorer if not por else functools.partial(explorer, por=True)
-    exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    if local and not symmetry:  # a built-in's answers computed ahead on the second core
+        model.answers_ahead()
+    try:
+        exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
+    finally:
+        ahead_memory = model.close_answers_ahead()
     if sym_check is not None and sym_check.reduce:
         sym_check = recheck_reached(sym_check, inner, model.views_asked(), classes=model.capacity_classes)
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
@@ -203,8 +208,8 @@ def check_model(
                 },
             )
     chooser = model._chooser
-    # after the analysis too; a judge worker counted by its private memory (it shares the rest)
-    with_worker = monitor.peak_rss(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss() if with_worker is None else with_worker)
+    # after the analysis too; helper processes counted by their private memory (they share the rest)
+    with_helpers = peak_with_helpers(own_peak(), [monitor.helper_memory, ahead_memory])
+    exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss() if with_helpers is None else with_helpers)
     return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
                        symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits, por_off=por_off)

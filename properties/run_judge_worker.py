@@ -27,10 +27,10 @@ its pipe.
 from __future__ import annotations
 
 import multiprocessing
-import resource
 import signal
 from typing import Callable
 
+from rebalproof.model.helper_memory import children_peak, own_peak, private_bytes
 from rebalproof.properties.run_rebalance import RebalanceJudge
 
 __all__ = ["JudgeWorker", "LOCAL_FIRST"]
@@ -59,7 +59,8 @@ class JudgeWorker:
         self._proc = None
         self._failed = not _can_fork()
         #: (peak RSS of the children reaped before the worker, this process's peak RSS and the
-        #: worker's private bytes when its verdicts came in), in bytes: see :meth:`peak_rss`
+        #: worker's private bytes when its verdicts came in), in bytes: see
+        #: :func:`~rebalproof.model.helper_memory.peak_with_helpers`
         self.memory: tuple[int, int, int] | None = None
 
     def submit(self, key, choice: int, step, src: int, action) -> None:
@@ -138,7 +139,7 @@ class JudgeWorker:
                     self._conn.send(None)  # no more pairs: send the verdicts
                     verdicts, judged, private = self._conn.recv()
                     self.judge.judged += judged
-                    self.memory = (_children_peak(), _own_peak(), private)
+                    self.memory = (children_peak(), own_peak(), private)
             except (OSError, EOFError, ValueError):
                 verdicts = []
             self._stop()
@@ -146,41 +147,6 @@ class JudgeWorker:
             verdicts = [self.judge.verdict(key, choice, _Step(self._view_of(key), answer)) for key, choice, answer, _, _ in sent]
         for (_, _, _, src, action), hit in zip(sent, verdicts):
             self._apply(hit, src, action)
-
-
-    def peak_rss(self, own: int) -> int | None:
-        """The command's peak resident memory given this process's peak ``own`` so far (bytes),
-        the worker counted while it lived, or None when no worker ran.
-
-        The forked worker shares the parent's pages until either writes them, so its peak RSS
-        (what the kernel reports for a reaped child) counts the shared ones a second time; its
-        private memory (``Private_Clean + Private_Dirty`` of ``/proc/self/smaps_rollup`` when it
-        ends: its memo only grows) is what it adds, to what this process held until then (its
-        peak when the verdicts came in). After that (the graph analysis) this process alone
-        counts. Children reaped before the worker (none in ``check``) count at their peak, as
-        :func:`rebalproof.model.explorer._peak_rss` counts them.
-        """
-        if self.memory is None:
-            return None
-        children, own_then, private = self.memory
-        return max(own, own_then + private) + children
-
-
-def _own_peak() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _children_peak() -> int:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-
-
-def _private_bytes() -> int:
-    """This process's private resident memory (bytes): ``Private_*`` of smaps_rollup, else its peak RSS."""
-    try:
-        with open("/proc/self/smaps_rollup") as f:
-            return sum(int(line.split()[1]) * 1024 for line in f if line.startswith(("Private_Clean:", "Private_Dirty:")))
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class _Step:
@@ -207,7 +173,7 @@ def _serve(conn, rules, names, by_shape: bool, view_of: Callable) -> None:
             for key, choice, answer in batch:
                 # each pair comes once (the parent sends only new ones): no memo by pair
                 verdicts.append(judge.verdict(key, choice, _Step(view_of(key), answer), keep=False))
-        conn.send((verdicts, judge.judged, _private_bytes()))
+        conn.send((verdicts, judge.judged, private_bytes()))
     except (EOFError, OSError):
         pass
     finally:
