@@ -6,7 +6,8 @@ paths back in -- the ``ha`` assignor's flows on networkx network simplex and its
 rebuilt as networkx graphs, fingerprints joined as strings on every call, the visited set as one
 dict of fingerprint to index, every distinct view judged (not each shape once), the BFS queue
 holding states as objects (not packed records), ``ha`` asked about every distinct view (not
-once per shape), the cyclic garbage collector running while exploring -- and runs the command.
+once per shape), the cyclic garbage collector running while exploring, all of it in one process
+(no judge or answers on the second core) -- and runs the command.
 Everything else is the current code, so the ratio bench/explore.py prints is what those paths
 cost. Not part of the package: the code below is the code those paths had.
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rebalproof.model.assignors import ha, ha_round, ha_target  # noqa: E402
 from rebalproof.model.group_model import GroupModel  # noqa: E402
+from rebalproof.properties import run_judge_worker  # noqa: E402
 from rebalproof.model.assignors.ha_flow import transport_networkx  # noqa: E402
 from rebalproof.model.group_fingerprint import Fingerprinter, fingerprint, fingerprint_symmetric  # noqa: E402
 from rebalproof.model.names import sorted_ids  # noqa: E402
@@ -183,6 +185,8 @@ def install() -> None:
     explorer.Visited = _DictVisited
     Fingerprinter.__call__ = _plain_call
     delattr(GroupModel, "packer")  # the BFS queue holds states as objects (compact-ed), not packed records
+    GroupModel.answers_ahead = lambda self: False  # one process: ha answered by the explorer itself
+    run_judge_worker._can_fork = lambda: False  # ... and every answer judged by it
     object.__setattr__(ha.INFO, "make", lambda: ha.assign)  # ha asked about every view, not once per shape
 
 

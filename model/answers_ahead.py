@@ -26,6 +26,7 @@ explorer's CPU went to ``ha`` on the 10,435 new shapes among them.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import signal
 import threading
 from typing import Callable
@@ -74,6 +75,9 @@ class AnswersAhead:
         self._conn = parent
         self._reader = threading.Thread(target=self._receive, daemon=True)
         self._reader.start()
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._send, daemon=True)
+        self._writer.start()
 
     def offer(self, key) -> None:
         """A state whose rebalance shows the view of ``key`` was discovered: compute its answers."""
@@ -107,12 +111,20 @@ class AnswersAhead:
 
     def _flush(self) -> None:
         batch, self._batch = self._batch, []
-        if not batch or self._closed:
-            return
-        try:
-            self._conn.send(batch)
-        except (OSError, ValueError):
-            self._stopped()
+        if batch and not self._closed:
+            self._outbox.put(batch)  # sent by the writer thread: the explorer never waits on the pipe
+
+    def _send(self) -> None:
+        """The writer thread: batches of keys (then None, the end) to the child, in order."""
+        while True:
+            batch = self._outbox.get()
+            try:
+                self._conn.send(batch)
+            except (OSError, ValueError):
+                self._stopped()
+                return
+            if batch is None:
+                return
 
     def _receive(self) -> None:
         """The reader thread: answers as the child sends them, then its private memory."""
@@ -139,16 +151,14 @@ class AnswersAhead:
         if self._proc is None:
             self._closed = True
             return
-        try:
-            self._conn.send(None)  # no more keys: the child sends its private memory and ends
-        except (OSError, ValueError):
-            pass
+        self._outbox.put(None)  # no more keys: the child sends its private memory and ends
         # a complete run took every answer it asked for, so the child is idle: it answers at once;
         # a run cut short may leave it a backlog, which is not waited for (the time limit)
         self._reader.join(timeout=2)
         self._stopped()
         self._conn.close()
-        self._proc.join(timeout=5)
+        self._writer.join(timeout=2)
+        self._proc.join(timeout=0 if self.memory is None else 5)
         if self._proc.is_alive():
             self._proc.kill()
             self._proc.join()

@@ -486,9 +486,11 @@ class GroupModel:
                 members.append(m)
                 continue
             lags = dict(m.lags)
+            grown = False  # a new copy to restore: its lag entry joins, and the order is made again
             for t in active + standby + warmup:
                 if t in self._stateful and t not in lags:
                     lags[t] = BEHIND
+                    grown = True
             revoked = set(m.active) - set(active)
             if revoked and self.protocol.rejoin_after_revoke:
                 triggers = _with(triggers, "revoked")
@@ -507,7 +509,7 @@ class GroupModel:
                     active=active,
                     standby=standby,
                     warmup=warmup,
-                    lags=tuple(sorted(lags.items(), key=lambda p: self._order[p[0]])),
+                    lags=tuple(sorted(lags.items(), key=lambda p: self._order[p[0]])) if grown else m.lags,
                     ready=ready,
                 )
             )
