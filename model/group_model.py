@@ -556,23 +556,35 @@ class GroupModel:
         return None
 
     def _restore(self, s: GroupState, a: Action) -> GroupState | None:
+        # the most frequent step of a run: written out (no closure, no per-pair generator)
+        members, task = s.members, a.task
+        for i, m in enumerate(members):
+            if m.id == a.member:
+                break
+        else:
+            return None
+        if not (task in m.active or task in m.standby or task in m.warmup):
+            return None
+        lags = m.lags
+        for k, (t, c) in enumerate(lags):
+            if t == task:
+                break
+        else:
+            return None  # no local state: nothing to restore
+        if c != BEHIND:
+            return None
+        lags = lags[:k] + ((task, CAUGHT_UP),) + lags[k + 1:]  # unchanged pairs shared
+        ready = m.ready
         proto = self.protocol
-
-        def fn(m: MemberState):
-            if not m.hosts(a.task) or m.lag(a.task) != BEHIND:
-                return None
-            task = a.task
-            lags = tuple((task, CAUGHT_UP) if p[0] == task else p for p in m.lags)  # unchanged pairs shared
-            ready = m.ready
-            if proto.ready_rejoin and a.task in m.warmup:
-                if proto.partial_rebalance:
-                    ready = True
-                else:
-                    lag = dict(lags)
-                    ready = all(lag.get(w) == CAUGHT_UP for w in m.warmup if w in self._stateful)
-            return MemberState(m.id, m.active, m.standby, m.warmup, lags, m.leaving, ready)
-
-        return self._member_update(s, a.member, fn)
+        if proto.ready_rejoin and task in m.warmup:
+            if proto.partial_rebalance:
+                ready = True
+            else:
+                lag = dict(lags)
+                ready = all(lag.get(w) == CAUGHT_UP for w in m.warmup if w in self._stateful)
+        new = MemberState(m.id, m.active, m.standby, m.warmup, lags, m.leaving, ready)
+        # GroupState(...) positionally: namedtuple's _replace costs three times as much
+        return GroupState(members[:i] + (new,) + members[i + 1:], s.leader, s.memory, s.spawned, s.events, s.triggers, s.pending, s.probe)
 
     def _rejoin(self, s: GroupState, a: Action) -> GroupState | None:
         m = next((x for x in s.members if x.id == a.member), None)
