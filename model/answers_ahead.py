@@ -154,7 +154,7 @@ class AnswersAhead:
         self._outbox.put(None)  # no more keys: the child sends its private memory and ends
         # a complete run took every answer it asked for, so the child is idle: it answers at once;
         # a run cut short may leave it a backlog, which is not waited for (the time limit)
-        self._reader.join(timeout=2)
+        self._reader.join(timeout=1)
         self._stopped()
         self._conn.close()
         self._writer.join(timeout=2)
