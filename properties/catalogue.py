@@ -21,6 +21,7 @@ fixpoint           yes     yes    no       yes
 stable             yes     yes    no       yes
 balanced           yes*    yes*   no       yes
 staying-learners   no      no     yes      no
+caught-up-standby  no      no     no       yes
 =================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -34,12 +35,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised']
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from rebalproof.properties.copies import no_colocation, one_active, standby_coun
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
 from rebalproof.properties.stability import fixpoint, stable
+from rebalproof.properties.standby_rank import caught_up_standby
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = [
@@ -218,6 +220,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=staying_learners,
         not_promised_because="KIP-441 and the sticky baseline know no leaving members: an assignor may treat one as ordinary",
         source="KIP-429 Scale Down: the leader performs the learner assignment among members without intention of leaving",
+    ),
+    AssignmentProperty(
+        name="caught-up-standby",
+        promise="no new standby on a member that must restore while a member caught up on the task holds no copy of it",
+        kind="always",
+        promised_by=frozenset({"ha"}),
+        check=caught_up_standby,
+        not_promised_because="only KIP-441 ranks instances by lag",
+        source="KIP-441 Assignment Algorithm 2: standby tasks to the next-most-caught-up instances",
     ),
 )
 

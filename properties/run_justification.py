@@ -70,6 +70,12 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="keep what a leaving member held, give it back a task it revoked at this join and still has "
         "caught-up state for, and treat nobody as leaving when every member is",
     ),
+    "caught-up-standby": Justification(
+        seed="002 Assignment Algorithm, requirement 2",
+        quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",
+        forced="keep a standby that fell behind where it is (moves go through warmups), and choose freely among "
+        "members that are all behind",
+    ),
     "caught-up-active": Justification(
         seed="002 Assignment Algorithm, requirement 1",
         quote="The assignment algorithm is required to assign active stateful tasks to the most-caught-up-instances",

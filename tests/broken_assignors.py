@@ -168,6 +168,12 @@ def lagging_active(view: RebalanceInput) -> Assignment | None:
                 continue
             holds[holder]["active"].remove(task)
             holds[m]["active"].append(task)
+            # the holder keeps the task's standby in place of the least caught-up one, so the only
+            # defect is the active: no new standby is left on a member less caught up than it
+            standbys = sorted((x for x in holds if task in holds[x]["standby"]), key=lambda x: (rank(view, x, task), id_key(x)))
+            if standbys:
+                holds[standbys[-1]]["standby"].remove(task)
+                holds[holder]["standby"].append(task)
             return _answer(view, holds)
     return None
 

@@ -192,6 +192,24 @@ def warmups_unbounded(request: dict) -> dict:
     return answer
 
 
+def standbys_by_load(request: dict) -> dict:
+    """Standbys dealt to the least-loaded members, lags ignored (KIP-441 requirement 2 broken)."""
+    answer = correct(request)
+    roles = answer["assignment"]
+    members = _members(answer)
+    for m in members:
+        roles[m]["standby"] = []
+    load = {m: len(roles[m]["active"]) for m in members}
+    wanted = request.get("config", {}).get("num_standby_replicas", 0)
+    for t in _stateful(request):
+        owner = next((m for m in members if t in roles[m]["active"]), None)
+        free = sorted((m for m in members if m != owner and t not in roles[m]["warmup"]), key=lambda m: (load[m], id_key(m)))
+        for m in free[:wanted]:
+            roles[m]["standby"] = sorted(roles[m]["standby"] + [t], key=id_key)
+            load[m] += 1
+    return answer
+
+
 @dataclass(frozen=True)
 class Mutant:
     """A wrong assignor, the property ``check`` names for it, and the bounds it is checked at."""
@@ -236,4 +254,6 @@ MUTANTS = (
            "leave the correct assignors' warmup witnesses vacuous", hides_at=_BASE),
     Mutant("warmups_unbounded", "max_warmup_replicas ignored", "warmup-bound", dict(_BASE, max_warmups=1),
            "--max-warmups 1 and a join: the new member warms up two tasks"),
+    Mutant("standbys_by_load", "standbys dealt by load, lags ignored", "caught-up-standby", _BASE,
+           "a join: the new member, with no state, gets a standby while the caught-up member that held it gets none"),
 )

@@ -33,7 +33,7 @@ CORRECT = ("py:examples.ha_assignor:assign", "ha")
 STEPS = {
     "owner_blind": 2, "kafka_13600": 5, "standby_as_warmup": 2, "task_twice": 2, "probe_forever": 2,
     "ping_pong": 9, "stateless_swap": 9, "one_standby_at_most": 2, "two_members_only": 2,
-    "stateless_piled": 6, "standbys_from_memory": 3, "warmups_unbounded": 2,
+    "stateless_piled": 6, "standbys_from_memory": 3, "warmups_unbounded": 2, "standbys_by_load": 2,
 }
 
 

@@ -27,7 +27,7 @@ from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
 from rebalproof.strategies import assignments, rebalance_inputs
 
 NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced",
-         "staying-learners"]
+         "staying-learners", "caught-up-standby"]
 
 
 def view_of(tasks, members, **config) -> RebalanceInput:
@@ -55,7 +55,7 @@ def answer(probing=False, **members) -> Assignment:
 # -- the catalogue ---------------------------------------------------------------------------------
 def test_catalogue_order_kinds_and_promises():
     assert [p.name for p in PER_ASSIGNMENT] == NAMES
-    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always"]
+    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always", "always"]
     table = {p.name: {r for r in RULE_SETS if r in p.promised_by} for p in PER_ASSIGNMENT}
     assert table == {
         "one-active": set(RULE_SETS),
@@ -67,6 +67,7 @@ def test_catalogue_order_kinds_and_promises():
         "stable": {"sticky", "eager", "ha"},
         "balanced": {"sticky", "eager", "ha"},
         "staying-learners": {"learner"},
+        "caught-up-standby": {"ha"},
     }
     assert all(p.promise and "\n" not in p.promise and p.source for p in PER_ASSIGNMENT)
     assert all(p.not_promised_because for p in PER_ASSIGNMENT if p.promised_by != frozenset(RULE_SETS))
@@ -554,3 +555,66 @@ def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(
     code = main(["check", "--protocol", "learner", "--assignor", "py:learner_to_leaving:assign", "--rules", "learner", "--symmetry", "off", "--quiet"])
     out = capsys.readouterr().out
     assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: staying-learners ("), out[-600:]
+
+
+# -- caught-up-standby (KIP-441 requirement 2) -------------------------------------------------------
+def test_caught_up_standby_a_new_standby_goes_to_a_caught_up_member_when_one_is_free():
+    """KIP-441 requirement 2: "the algorithm must assign standby tasks to the next-most-caught-up
+    instances". Found missing: the example ha assignor with its standbys placed by load, lags
+    ignored, kept every property at four bound sets."""
+    from rebalproof.properties.standby_rank import caught_up_standby
+
+    members = [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 5000}), dict(id="I3", lags={"0_0": 50000}), dict(id="I4")]
+    view = view_of(["0_0", "~1_0"], members, num_standby_replicas=1)
+    for cold in ("I3", "I4"):  # behind, or no local state, while I2 (within the acceptable lag) holds nothing
+        verdict = caught_up_standby(view, answer(I1="0_0", I2="1_0", **{cold: "+0_0"}))
+        assert verdict.violated and verdict.tasks == ("0_0",) and verdict.members == tuple(sorted({cold, "I2"})), verdict.message
+        # the label decides nothing: a warmup-role copy counted as the standby is judged alike
+        assert caught_up_standby(view, answer(I1="0_0", I2="1_0", **{cold: "~0_0"})).violated
+    # on the caught-up member; or I2 holds a copy too (the cold one is then the extra copy, a warmup)
+    for fine in (answer(I1="0_0", I2="+0_0", I3="1_0"), answer(I1="0_0", I2="+0_0", I4="~0_0 1_0")):
+        assert caught_up_standby(view, fine).holds, fine
+    # a standby kept where it was is not judged (moves go through warmups), even when it fell behind
+    kept = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 0}),
+                             dict(id="I3", standby=("0_0",), lags={"0_0": 50000})], num_standby_replicas=1)
+    assert caught_up_standby(kept, answer(I1="0_0", I3="+0_0")).holds
+    # nobody caught up is free: any member will do
+    assert caught_up_standby(view, answer(I1="0_0", I2="+0_0 1_0", I3="", I4="")).holds
+    busy = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 50000}), dict(id="I3")], num_standby_replicas=1)
+    assert caught_up_standby(busy, answer(I1="0_0", I3="+0_0")).holds
+    # a leaving caught-up member may be passed over (KIP-441 knows no leaving members: both readings)
+    leaving = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True, lags={"0_0": 0}), dict(id="I3")], num_standby_replicas=1)
+    assert caught_up_standby(leaving, answer(I1="0_0", I3="+0_0")).holds
+    # promised by the ha rules only
+    bad = answer(I1="0_0", I2="1_0", I4="+0_0")
+    by_rules = {r: next(v for v in check_assignment(view, bad, rules=r) if v.property == "caught-up-standby").status for r in RULE_SETS}
+    assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.NOT_PROMISED, "ha": Status.VIOLATED}
+
+
+def test_check_catches_an_assignor_that_places_standbys_by_load(capsys, tmp_path, monkeypatch):
+    """The example ha assignor with standbys on the least-loaded members, lags ignored, as a
+    ``py:`` assignor: every other property holds, ``check`` names ``caught-up-standby``."""
+    (tmp_path / "standbys_by_load.py").write_text(
+        "from examples.ha_assignor import assign as inner, id_key\n"
+        "def assign(request):\n"
+        "    out = inner(request)\n"
+        "    a = out['assignment']\n"
+        "    ids = sorted(a, key=id_key)\n"
+        "    for m in ids:\n"
+        "        a[m]['standby'] = []\n"
+        "    load = {m: len(a[m]['active']) for m in ids}\n"
+        "    for t in sorted({t for m in ids for t in a[m]['active']}, key=id_key):\n"
+        "        owner = next(m for m in ids if t in a[m]['active'])\n"
+        "        free = sorted((m for m in ids if m != owner and t not in a[m]['warmup']), key=lambda m: (load[m], id_key(m)))\n"
+        "        for m in free[:request['config'].get('num_standby_replicas', 0)]:\n"
+        "            a[m]['standby'].append(t)\n"
+        "            load[m] += 1\n"
+        "    return out\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from rebalproof.cli.main import main
+
+    code = main(["check", "--assignor", "py:standbys_by_load:assign", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: caught-up-standby ("), out[-600:]

@@ -1,0 +1,92 @@
+"""``caught-up-standby``: a new standby goes to a caught-up member while one holds no copy (KIP-441 requirement 2).
+
+KIP-441 "Assignment Algorithm", 2: "As a second priority, the algorithm must assign standby
+tasks to the next-most-caught-up instances." Ranks as in "Computing the most-caught-up
+instances" (:mod:`rebalproof.model.ranking`: lag floored at ``acceptable_recovery_lag``, so any
+lag within it ranks 0, "caught up"; no local state ranks last).
+
+What is judged is a **new** standby: one of the task's standbys (counted as ``standby-count``
+counts them: the most caught-up replicas, labels aside; :func:`~rebalproof.properties.common.split_replicas`)
+on a member that held no copy of the task going in. It is a violation when that member is not
+caught up while another member, caught up on the task, is left without any copy of it: the
+assignor put the new replica on a member that must restore, where one that need not was free.
+
+Abstraction choices:
+
+- *Only new standbys, and only against caught-up members.* A standby kept where it was is
+  KIP-441's stickiness: moves go through warmups ("to move tasks to fresh instances while still
+  respecting num.standby.replicas, the assignor will assign "extra" standby replicas to the
+  destination instances"), so a kept standby that fell behind is not judged. Between members
+  that are both behind, the seeds' ranks order them, but Kafka's own assignor only tells caught
+  up from not (its standby task movements): the stricter reading would judge a choice a
+  correct production assignor makes.
+- *Leaving members*, unknown to KIP-441, are read both ways and the better verdict stands: as
+  ordinary members, or as shutting down (neither candidates nor standbys).
+- Tasks without exactly one active in the group are ``one-active``'s business and skipped.
+
+Examples
+--------
+>>> from rebalproof.model.assignment import Assignment
+>>> from rebalproof.model.view import Config, Member, RebalanceInput, Task
+>>> view = RebalanceInput(config=Config(num_standby_replicas=1), tasks=(Task(id="0_0"),),
+...     members=(Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2", lags={"0_0": 0}), Member(id="I3")))
+>>> caught_up_standby(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {}, "I3": {"standby": ["0_0"]}})).message
+'task 0_0 gets a new standby on I3 (no local state), but I2 is caught up on it (rank 0) and holds no copy'
+>>> caught_up_standby(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"standby": ["0_0"]}, "I3": {}})).status.value
+'holds'
+"""
+
+from __future__ import annotations
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.names import sorted_ids
+from rebalproof.model.ranking import NO_STATE, rank
+from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.common import holders_in_group, plural, problems_verdict, split_replicas, staying_members, words
+
+__all__ = ["caught_up_standby"]
+
+
+def _rank_text(value: int) -> str:
+    return "no local state" if value == NO_STATE else f"rank {value}"
+
+
+def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, ...]):
+    """(problems, tasks, members named, new standbys judged) with ``members`` the group of the reading."""
+    problems, tasks, named, judged = [], [], [], 0
+    group = set(members)
+    for task_id in view.stateful_task_ids:
+        if len(holders_in_group(view, assignment, task_id, "active")) != 1:
+            continue
+        copies = set(holders_in_group(view, assignment, task_id))
+        idle = sorted_ids(m for m in group if m not in copies and rank(view, m, task_id) == 0)
+        for member in split_replicas(view, assignment, task_id)[0]:
+            if member not in group or task_id in view.member(member).copies:
+                continue
+            judged += 1
+            mine = rank(view, member, task_id)
+            if mine == 0 or not idle:
+                continue
+            one = len(idle) == 1
+            problems.append(
+                f"task {task_id} gets a new standby on {member} ({_rank_text(mine)}), but {words(idle)} "
+                f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
+            )
+            tasks.append(task_id)
+            named.extend([member, *idle])
+    return problems, tasks, named, judged
+
+
+def caught_up_standby(view: RebalanceInput, assignment: Assignment):
+    """No new standby on a member that must restore while a caught-up member holds no copy (module doc)."""
+    found = _problems(view, assignment, view.member_ids)
+    if found[0] and len(staying_members(view)) < len(view.members):
+        shutting = _problems(view, assignment, staying_members(view))
+        if not shutting[0]:
+            found = shutting
+    problems, tasks, named, judged = found
+    return problems_verdict(
+        "caught-up-standby", problems, tasks, named,
+        f"{plural(judged, 'new standby')} judged; none on a member that must restore while a caught-up one holds no copy",
+        measure={"new_standbys": judged},
+    )
