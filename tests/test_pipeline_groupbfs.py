@@ -238,7 +238,9 @@ def test_checkpoint_stop_resume_equals_uninterrupted(spark, tmp_path):
     local_monitor = RunMonitor(ctx, model)
     local = explore(model, monitor=local_monitor)
     directory = str(tmp_path / "ck")
-    policy = Checkpointing(directory=directory, every_levels=4, every_seconds=None)
+    # every 6 levels of 27: saves at 6 and 12 before the stop at 14, at 18 and 24 after the resume
+    # (every 4 wrote two more checkpoints, ~0.5 CPU-s each, for the same stops and resumes)
+    policy = Checkpointing(directory=directory, every_levels=6, every_seconds=None)
 
     def stop_at_14(states, depth, queued, seconds):
         if depth == 14:
@@ -253,16 +255,16 @@ def test_checkpoint_stop_resume_equals_uninterrupted(spark, tmp_path):
     assert_same(local, resumed, local_monitor, monitor)
     assert verdicts(ctx, resumed, monitor) == verdicts(ctx, local, local_monitor)
 
-    # a run killed while writing its checkpoint at level 8 resumes from level 4
+    # a run killed while writing its checkpoint at level 12 resumes from level 6
     again = str(tmp_path / "again")
 
     def fail_before_manifest(stage, level):
-        if stage == "frontier" and level == 8:
+        if stage == "frontier" and level == 12:
             raise Stop
 
     with pytest.raises(Stop):
         explore_spark(model, monitor=RunMonitor(ctx, model), spark=spark, local_below=0,
-                      checkpoint=Checkpointing(directory=again, every_levels=4, every_seconds=None, on_stage=fail_before_manifest))
+                      checkpoint=Checkpointing(directory=again, every_levels=6, every_seconds=None, on_stage=fail_before_manifest))
     monitor = RunMonitor(ctx, model)
     resumed = explore_spark(model, monitor=monitor, spark=spark, resume=again)
     assert_same(local, resumed, local_monitor, monitor)
@@ -278,7 +280,8 @@ def test_spark_explorer_is_a_drop_in_for_explore(spark, tmp_path):
     local = explore(model, symmetry=False, limits=Limits(), monitor=local_monitor, progress=None)
     monitor = RunMonitor(ctx, model)
     seen = []
-    explore_on_spark = spark_explorer(spark=spark, local_below=0, checkpoint_dir=str(tmp_path / "ck"), checkpoint_every_levels=3)
+    # every 9 of its 18 levels: two checkpoints (every 3 wrote six, ~0.5 CPU-s each, for the same check)
+    explore_on_spark = spark_explorer(spark=spark, local_below=0, checkpoint_dir=str(tmp_path / "ck"), checkpoint_every_levels=9)
     distributed = explore_on_spark(model, symmetry=False, limits=Limits(), monitor=monitor, progress=lambda *a: seen.append(a))
     assert_same(local, distributed, local_monitor, monitor)
     assert seen and seen[-1][0] == local.states
