@@ -421,6 +421,8 @@ class GroupModel:
         return step
 
     def _sorted(self, tasks) -> tuple[str, ...]:
+        if len(tasks) < 2:
+            return tuple(tasks)  # nothing to order or to repeat (most roles of most members)
         order = self._order
         return tuple(sorted(set(tasks), key=lambda t: order.get(t, len(order))))
 
