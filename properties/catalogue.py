@@ -22,6 +22,7 @@ stable             yes     yes    no       yes
 balanced           yes*    yes*   no       yes
 staying-learners   no      no     yes      no
 caught-up-standby  no      no     no       yes
+learner-handover   no      no     yes      no
 =================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -35,12 +36,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds']
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from rebalproof.errors import InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced, balanced_at_once
+from rebalproof.properties.handover import learner_handover
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
@@ -229,6 +231,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=caught_up_standby,
         not_promised_because="only KIP-441 ranks instances by lag",
         source="KIP-441 Assignment Algorithm 2: standby tasks to the next-most-caught-up instances",
+    ),
+    AssignmentProperty(
+        name="learner-handover",
+        promise="a stateful active leaves a staying owner only for a member that held a copy of it going in (its learner)",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=learner_handover,
+        not_promised_because="only KIP-429 moves tasks through learners; KIP-441 judges moves by lag (caught-up-active)",
+        source="KIP-429 Version 1.0 Scale Up: no real ownership transfer before the learner is ready",
     ),
 )
 

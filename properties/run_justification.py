@@ -70,6 +70,12 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="keep what a leaving member held, give it back a task it revoked at this join and still has "
         "caught-up state for, and treat nobody as leaving when every member is",
     ),
+    "learner-handover": Justification(
+        seed="001 Version 1.0, Scale Up Running Application",
+        quote="By the end of first round of rebalance, there is no “real ownership transfer”.",
+        forced="hand everything over when the owner is leaving, and move a task to any member that held a copy of "
+        "it going in (a ready learner, an unready one, a standby)",
+    ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
         quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",

@@ -27,7 +27,7 @@ from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
 from rebalproof.strategies import assignments, rebalance_inputs
 
 NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced",
-         "staying-learners", "caught-up-standby"]
+         "staying-learners", "caught-up-standby", "learner-handover"]
 
 
 def view_of(tasks, members, **config) -> RebalanceInput:
@@ -55,7 +55,7 @@ def answer(probing=False, **members) -> Assignment:
 # -- the catalogue ---------------------------------------------------------------------------------
 def test_catalogue_order_kinds_and_promises():
     assert [p.name for p in PER_ASSIGNMENT] == NAMES
-    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always", "always"]
+    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always", "always", "always"]
     table = {p.name: {r for r in RULE_SETS if r in p.promised_by} for p in PER_ASSIGNMENT}
     assert table == {
         "one-active": set(RULE_SETS),
@@ -68,6 +68,7 @@ def test_catalogue_order_kinds_and_promises():
         "balanced": {"sticky", "eager", "ha"},
         "staying-learners": {"learner"},
         "caught-up-standby": {"ha"},
+        "learner-handover": {"learner"},
     }
     assert all(p.promise and "\n" not in p.promise and p.source for p in PER_ASSIGNMENT)
     assert all(p.not_promised_because for p in PER_ASSIGNMENT if p.promised_by != frozenset(RULE_SETS))
@@ -618,3 +619,40 @@ def test_check_catches_an_assignor_that_places_standbys_by_load(capsys, tmp_path
     code = main(["check", "--assignor", "py:standbys_by_load:assign", "--quiet"])
     out = capsys.readouterr().out
     assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: caught-up-standby ("), out[-600:]
+
+
+# -- learner-handover (KIP-429 Version 1.0 Scale Up) -------------------------------------------------
+def test_learner_handover_an_active_leaves_a_staying_owner_only_for_its_learner():
+    """KIP-429: "By the end of first round of rebalance, there is no "real ownership transfer"";
+    the transfer goes to the member that replayed the changelog. Found missing once witnesses that
+    never happen became undecided: round-robin under ``--rules learner --standbys 0`` moves actives
+    to new members with no state and kept every learner-rules property."""
+    from rebalproof.properties.handover import learner_handover
+
+    members = [dict(id="I1", active=("0_0", "0_1", "1_0"), lags={"0_0": 0, "0_1": 0}), dict(id="I2", warmup=("0_1",), lags={"0_1": 0}),
+               dict(id="I3")]
+    view = view_of(["0_0", "0_1", "~1_0"], members)
+    bad = answer(I1="0_1", I2="", I3="0_0")
+    verdict = learner_handover(view, bad)
+    assert verdict.violated and verdict.tasks == ("0_0",) and verdict.members == ("I1", "I3"), verdict.message
+    # to its learner (or any member with a copy going in), kept, or a stateless task: fine
+    for fine in (answer(I1="0_0", I2="0_1", I3="1_0"), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0"), answer(I1="0_0 0_1", I2="", I3="1_0")):
+        assert learner_handover(view, fine).holds, fine
+    # a leaving owner hands everything over; when every member leaves, nobody counts as leaving
+    leaving = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2")])
+    assert learner_handover(leaving, answer(I1="", I2="0_0")).holds
+    alone = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True)])
+    assert learner_handover(alone, answer(I1="", I2="0_0")).violated
+    # promised by the learner rules only
+    by_rules = {r: next(v for v in check_assignment(view, bad, rules=r) if v.property == "learner-handover").status for r in RULE_SETS}
+    assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.VIOLATED, "ha": Status.NOT_PROMISED}
+
+
+def test_check_catches_a_learner_protocol_assignor_that_skips_the_learners(capsys):
+    """Round-robin on the learner protocol, judged by the learner rules without standbys: it
+    never assigns a learner, so its moves are stop-the-world; ``check`` names ``learner-handover``."""
+    from rebalproof.cli.main import main
+
+    code = main(["check", "--protocol", "learner", "--assignor", "round-robin", "--rules", "learner", "--standbys", "0", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: learner-handover ("), out[-600:]
