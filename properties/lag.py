@@ -30,10 +30,11 @@ from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import plural, staying_members, words
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["caught_up_active", "acceptable_active_holders"]
+__all__ = ["caught_up_active", "acceptable_active_holders", "rank_text"]
 
 
-def _rank_text(value: int) -> str:
+def rank_text(value: int) -> str:
+    """A rank as a message says it: ``rank 0``, ``rank 50000``, ``no local state``."""
     return "no local state" if value == NO_STATE else f"rank {value}"
 
 
@@ -69,8 +70,8 @@ def caught_up_active(view: RebalanceInput, assignment: Assignment) -> Verdict:
             better = [m for m in ok if rank(view, m, task_id) < mine]
             best_rank = min(rank(view, m, task_id) for m in better)
             problems.append(
-                f"task {task_id} is active on {member} ({_rank_text(mine)}), "
-                f"but {words(better)} {'is' if len(better) == 1 else 'are'} more caught up ({_rank_text(best_rank)})"
+                f"task {task_id} is active on {member} ({rank_text(mine)}), "
+                f"but {words(better)} {'is' if len(better) == 1 else 'are'} more caught up ({rank_text(best_rank)})"
             )
             tasks.append(task_id)
             members.extend([member, *better])

@@ -202,15 +202,19 @@ def _promised_per_rebalance(name):
     return lambda ctx: promised(name, ctx.rules)
 
 
-def _task_moves(ctx, model, s, a, nxt, step):
+def _moves(model, s, step):
+    """``(task, holders before, actives after)`` for each task a rebalance hands to other members."""
     if step is None:
-        return False
+        return
     for t in model.task_ids:
         before = {m.id for m in s.members if t in m.active}
         after = set(step.assignment.actives_of(t))
         if before and after and before != after:
-            return True
-    return False
+            yield t, before, after
+
+
+def _task_moves(ctx, model, s, a, nxt, step):
+    return any(True for _ in _moves(model, s, step))
 
 
 def _warmup_assigned(ctx, model, s, a, nxt, step):
@@ -233,14 +237,8 @@ def _warmup_promoted(ctx, model, s, a, nxt, step):
     and then rebalancing once those tasks are up to date". A failover (nobody holds the task
     any more) is not a promotion.
     """
-    if step is None:
-        return False
-    for t in model.task_ids:
-        before = {m.id for m in s.members if t in m.active}
-        if not before:
-            continue
-        hosted = {m.id for m in s.members if m.id not in before and (t in m.standby or t in m.warmup)}
-        if hosted.intersection(step.assignment.actives_of(t)):
+    for t, before, after in _moves(model, s, step):
+        if any(m.id in after and m.id not in before and (t in m.standby or t in m.warmup) for m in s.members):
             return True
     return False
 

@@ -40,15 +40,12 @@ from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
-from rebalproof.model.ranking import NO_STATE, rank
+from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import holders_in_group, plural, problems_verdict, split_replicas, staying_members, words
+from rebalproof.properties.lag import rank_text
 
 __all__ = ["caught_up_standby"]
-
-
-def _rank_text(value: int) -> str:
-    return "no local state" if value == NO_STATE else f"rank {value}"
 
 
 def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, ...]):
@@ -69,7 +66,7 @@ def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, 
                 continue
             one = len(idle) == 1
             problems.append(
-                f"task {task_id} gets a new standby on {member} ({_rank_text(mine)}), but {words(idle)} "
+                f"task {task_id} gets a new standby on {member} ({rank_text(mine)}), but {words(idle)} "
                 f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
             )
             tasks.append(task_id)
