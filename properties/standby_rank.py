@@ -5,11 +5,18 @@ tasks to the next-most-caught-up instances." Ranks as in "Computing the most-cau
 instances" (:mod:`rebalproof.model.ranking`: lag floored at ``acceptable_recovery_lag``, so any
 lag within it ranks 0, "caught up"; no local state ranks last).
 
-What is judged is a **new** standby: one of the task's standbys (counted as ``standby-count``
-counts them: the most caught-up replicas, labels aside; :func:`~rebalproof.properties.common.split_replicas`)
-on a member that held no copy of the task going in. It is a violation when that member is not
-caught up while another member, caught up on the task, is left without any copy of it: the
-assignor put the new replica on a member that must restore, where one that need not was free.
+What is judged is a **new** standby: one of the task's standbys (as many as ``standby-count``
+counts, labels aside) on a member that held no copy of the task going in. It is a violation
+when that member is not caught up while another member, caught up on the task, is left without
+any copy of it: the assignor put the new replica on a member that must restore, where one that
+need not was free.
+
+Which replicas are the standbys and which the extra copies (warmups) is read the kindest way
+the counts allow: caught-up replicas first, then the ones kept from going in, and only then the
+new ones that must restore. A new replica behind is a standby only when the slots cannot be
+filled otherwise: it may be the warmup of a move (KIP-441 "Iterative Balancing Assignments",
+"extra" standby replicas on "the destination instances") beside a kept standby. So neither the
+ids (a tie-break) nor the ranks among members that are all behind decide the verdict.
 
 Abstraction choices:
 
@@ -42,13 +49,15 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import holders_in_group, plural, problems_verdict, split_replicas, staying_members, words
+from rebalproof.properties.common import (
+    holders_in_group, plural, problems_verdict, replica_holders, required_standbys, staying_members, standby_allowance, words,
+)
 from rebalproof.properties.lag import rank_text
 
 __all__ = ["caught_up_standby"]
 
 
-def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, ...]):
+def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, ...], allowance: int):
     """(problems, tasks, members named, new standbys judged) with ``members`` the group of the reading."""
     problems, tasks, named, judged = [], [], [], 0
     group = set(members)
@@ -56,29 +65,37 @@ def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, 
         if len(holders_in_group(view, assignment, task_id, "active")) != 1:
             continue
         copies = set(holders_in_group(view, assignment, task_id))
+        replicas = [m for m in replica_holders(view, assignment, task_id) if m in group]
+        caught = [m for m in replicas if rank(view, m, task_id) == 0]
+        kept = [m for m in replicas if m not in caught and task_id in view.member(m).copies]
+        new = sorted_ids(m for m in replicas if m not in caught and m not in kept)
+        slots = min(allowance, len(replicas))
+        # the kindest split the counts allow: caught-up replicas, then kept ones, fill the slots
+        judged += sum(1 for m in caught[:slots] if task_id not in view.member(m).copies)
+        forced = slots - len(caught) - len(kept)
+        if forced <= 0:
+            continue
+        judged += forced
         idle = sorted_ids(m for m in group if m not in copies and rank(view, m, task_id) == 0)
-        for member in split_replicas(view, assignment, task_id)[0]:
-            if member not in group or task_id in view.member(member).copies:
-                continue
-            judged += 1
-            mine = rank(view, member, task_id)
-            if mine == 0 or not idle:
-                continue
-            one = len(idle) == 1
-            problems.append(
-                f"task {task_id} gets a new standby on {member} ({rank_text(mine)}), but {words(idle)} "
-                f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
-            )
-            tasks.append(task_id)
-            named.extend([member, *idle])
+        if not idle:
+            continue
+        one = len(idle) == 1
+        where = new[0] if len(new) == 1 else f"{'each' if forced == len(new) else 'one'} of {words(new)}"
+        ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(new) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in new)
+        problems.append(
+            f"task {task_id} gets a new standby on {where} ({ranks}), but {words(idle)} "
+            f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
+        )
+        tasks.append(task_id)
+        named.extend([*new, *idle])
     return problems, tasks, named, judged
 
 
 def caught_up_standby(view: RebalanceInput, assignment: Assignment):
     """No new standby on a member that must restore while a caught-up member holds no copy (module doc)."""
-    found = _problems(view, assignment, view.member_ids)
+    found = _problems(view, assignment, view.member_ids, standby_allowance(view))
     if found[0] and len(staying_members(view)) < len(view.members):
-        shutting = _problems(view, assignment, staying_members(view))
+        shutting = _problems(view, assignment, staying_members(view), required_standbys(view))
         if not shutting[0]:
             found = shutting
     problems, tasks, named, judged = found

@@ -592,6 +592,36 @@ def test_caught_up_standby_a_new_standby_goes_to_a_caught_up_member_when_one_is_
     assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.NOT_PROMISED, "ha": Status.VIOLATED}
 
 
+def test_caught_up_standby_reads_the_replicas_the_kindest_way_the_counts_allow():
+    """Which replica is the standby and which the warmup is not the assignor's to prove: a new
+    replica behind, beside a kept standby, may be the warmup of a move (KIP-441 "Iterative
+    Balancing Assignments": "extra" standby replicas on "the destination instances"). Neither
+    the ids nor the ranks among members that are all behind decide the verdict."""
+    from rebalproof.properties.standby_rank import caught_up_standby
+
+    def view(new_id, kept_id, new_lag, kept_lag):
+        return view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 0}),
+                                 dict(id=kept_id, standby=("0_0",), lags={"0_0": kept_lag}), dict(id=new_id, lags={"0_0": new_lag})],
+                       num_standby_replicas=1, max_warmup_replicas=2)
+    for new_id, kept_id in (("I3", "I4"), ("I4", "I3")):  # a tie-break by id must not decide
+        for new_lag, kept_lag in ((20000, 50000), (50000, 50000), (50000, 20000)):  # nor the ranks among members behind
+            v = view(new_id, kept_id, new_lag, kept_lag)
+            for new_role, kept_role in (("~", "+"), ("+", "~"), ("+", "+")):  # nor the labels
+                both = answer(I1="0_0", **{kept_id: kept_role + "0_0", new_id: new_role + "0_0"})
+                assert caught_up_standby(v, both).holds, (new_id, new_lag, kept_lag, new_role)
+            # the new replica alone fills the slot: a new standby behind while I2, caught up, holds nothing
+            alone = caught_up_standby(v, answer(I1="0_0", **{new_id: "+0_0"}))
+            assert alone.violated and alone.members == tuple(sorted([new_id, "I2"], key=lambda m: int(m[1:]))), alone.message
+    # two new replicas behind for two slots: both are standbys, each named
+    two = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 0}), dict(id="I3", lags={"0_0": 0}),
+                            dict(id="I4"), dict(id="I5")], num_standby_replicas=2)
+    verdict = caught_up_standby(two, answer(I1="0_0", I4="+0_0", I5="+0_0"))
+    assert verdict.violated and "each of I4 and I5" in verdict.message, verdict.message
+    # one caught-up replica and two new ones behind for two slots: one of them is a standby
+    verdict = caught_up_standby(two, answer(I1="0_0", I2="+0_0", I4="+0_0", I5="~0_0"))
+    assert verdict.violated and "one of I4 and I5" in verdict.message and "I3 is caught up" in verdict.message, verdict.message
+
+
 def test_check_catches_an_assignor_that_places_standbys_by_load(capsys, tmp_path, monkeypatch):
     """The example ha assignor with standbys on the least-loaded members, lags ignored, as a
     ``py:`` assignor: every other property holds, ``check`` names ``caught-up-standby``."""
