@@ -40,25 +40,35 @@ from rebalproof.model.names import sorted_ids
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import plural, problems_verdict, staying_members
 
-__all__ = ["learner_handover"]
+__all__ = ["learner_handover", "handover_owners"]
+
+
+def handover_owners(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the staying owners of stateful ``task_id`` going in, the members it may not go to while none keeps it).
+
+    Both empty when no staying member held the task active going in (then nothing is judged).
+    The members refused are those that held no copy of it going in. The one reading of the rule:
+    the property, the solver's plain checker and its Z3 encoding all take it from here.
+    """
+    staying = set(staying_members(view)) or set(view.member_ids)
+    kept = tuple(m.id for m in view.members if task_id in m.active and m.id in staying)
+    if not kept or not view.task(task_id).stateful:
+        return (), ()
+    return kept, tuple(m.id for m in view.members if task_id not in m.copies)
 
 
 def learner_handover(view: RebalanceInput, assignment: Assignment):
     """No stateful active goes from a staying owner to a member that held no copy of it going in."""
-    staying = set(staying_members(view)) or set(view.member_ids)
     problems, tasks, members, judged = [], [], [], 0
     for task_id in view.stateful_task_ids:
-        owners = [m.id for m in view.members if task_id in m.active]
-        kept = [m for m in owners if m in staying]
+        kept, refused = handover_owners(view, task_id)
         if not kept:
             continue
         judged += 1
         after = set(assignment.actives_of(task_id))
         if after & set(kept):  # kept by a staying owner; a second active is one-active's business
             continue
-        for member in sorted_ids(after - set(owners)):
-            if not view.has_member(member) or task_id in view.member(member).copies:
-                continue
+        for member in sorted_ids(after & set(refused)):
             problems.append(
                 f"task {task_id} is taken from {', '.join(kept)}, which {'stays' if len(kept) == 1 else 'stay'}, "
                 f"and given to {member}, which held no copy of it (no learner)"

@@ -27,6 +27,7 @@ from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.names import subtopology_of
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.handover import handover_owners
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.solver.rules import Facts, RuleSet, rule_set
 
@@ -109,6 +110,11 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         for m in members:
             if not facts.may_hold(t, m):
                 cons.append((f"leaving[{t}@{m}]", z3.Not(z3.Or(a(t, m), s(t, m), w(t, m)))))
+    if rs.handover:
+        for t in view.stateful_task_ids:
+            kept, refused = handover_owners(view, t)
+            for m in refused if kept else ():
+                cons.append((f"learner-handover[{t}@{m}]", z3.Implies(a(t, m), z3.Or([a(t, k) for k in kept]))))
     current = facts.fixpoint_current
     if current is not None:
         cons.append(("fixpoint", z3.And(_same_copies(var, view, current) + [z3.Not(probing)])))

@@ -32,6 +32,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import is_balanced
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced as ha_balanced
+from rebalproof.properties.catalogue import PER_ASSIGNMENT
 from rebalproof.properties.verdict import Status, Verdict
 from rebalproof.solver.encode import balanced_constraint, encode, given
 from rebalproof.solver.objectives import OBJECTIVES, evaluate
@@ -182,6 +183,16 @@ def balance_achievable(view: RebalanceInput, rules: str = "ha", *, timeout: floa
     return None if result == z3.unknown else result == z3.sat
 
 
+def catalogue_rules(rules: str) -> tuple:
+    """The per-rebalance properties ``rules`` promises that no solver rule reads, but ``balanced`` and ``stable``.
+
+    >>> [p.name for p in catalogue_rules("learner")], [p.name for p in catalogue_rules("ha")]
+    (['staying-learners'], ['caught-up-standby'])
+    """
+    own = set(rule_set(rules).rules) | {"balanced", "stable"}
+    return tuple(p for p in PER_ASSIGNMENT if rules in p.promised_by and p.name not in own)
+
+
 def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *, balance: str = "hard", timeout: float | None = 30.0) -> Verdict:
     """Whether ``assignment`` is an answer the protocol allows (property ``conforms:<rules>``).
 
@@ -192,6 +203,11 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
     ``probing-rebalance`` is judged as the catalogue's ``balanced`` reads KIP-441: broken only
     when the answer is not balanced, schedules no probing rebalance and a balanced assignment
     exists (inconclusive where the catalogue is).
+    The rule set's promises that are no solver rule (:func:`catalogue_rules`: ``staying-learners``
+    under ``learner``, ``caught-up-standby`` under ``ha``) are judged by
+    the catalogue's own checks, so a differing answer ``replay`` accepts keeps every promise
+    ``check`` and ``oracle`` hold an assignor to, but balance (below) and ``stable``
+    (requirement 6, a "should": how a run got here is not the recorded answer's to prove).
     ``balance="hard"``: the hard rules only. ``balance="achievable"``: also balanced whenever
     some answer keeping the hard rules is balanced (the same reading as
     :class:`rebalproof.solver.spec.SpecAssignor`). Inconclusive only when that question times out.
@@ -203,6 +219,10 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
         raise InputError(f"unknown balance mode {balance!r}; the modes are {', '.join(BALANCE_MODES)}")
     name = f"conforms:{rs.name}"
     broken = [v for v in violations(view, assignment, rs) if v.rule in rs.judged]
+    for prop in catalogue_rules(rs.name):
+        verdict = prop.judge(view, assignment, rules=rs.name)
+        if verdict.violated:
+            broken.append(Violation(prop.name, f"{verdict.message}: {prop.name}", verdict.tasks, verdict.members))
     undecided = None
     if rs.probing:
         # the catalogue's reading (KIP-441 iterative balancing): not balanced is wrong only with

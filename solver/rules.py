@@ -17,6 +17,7 @@ stateless-replica   yes     yes    yes      yes KIP-429 Stateful vs Stateless Ta
 warmup-bound        yes     yes    no       yes KIP-441 max_warmup_replicas
 caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, most-caught-up
 leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
+learner-handover    no      no     yes      no  KIP-429 Version 1.0 Scale Up: no real ownership transfer
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -49,6 +50,9 @@ implementation reading them otherwise is still correct, as the catalogue says.
   unless every member is leaving. Stricter than the ``ha`` properties, which also accept an
   assignor that treats a leaving member as an ordinary one; without it an optimiser would park
   work on leaving members, which balance does not count.
+- ``learner-handover[t@m]``: a stateful active held going in by a staying member stays with
+  such an owner or goes to a member that held a copy of it going in, never to ``m``, which held
+  none (:func:`rebalproof.properties.handover.handover_owners`, the property's own reading).
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -77,6 +81,7 @@ from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
+from rebalproof.properties.handover import handover_owners
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.properties.stability import fixpoint_premise, same_copies
 
@@ -96,6 +101,7 @@ class RuleSet:
     caught_up_active: bool
     fixpoint: bool
     probing: bool
+    handover: bool = False
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -106,6 +112,8 @@ class RuleSet:
         if self.caught_up_active:
             out.append("caught-up-active")
         out.append("leaving")
+        if self.handover:
+            out.append("learner-handover")
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -123,7 +131,7 @@ RULE_SETS: dict[str, RuleSet] = {
     for r in (
         RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
         RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
-        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True),
         RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
     )
 }
@@ -187,13 +195,16 @@ class Facts:
 
     @cached_property
     def active_hosts(self) -> dict[str, tuple[str, ...]]:
-        """Task -> members that may hold its active (``leaving``, and ``caught-up-active`` under ha)."""
+        """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover`` under learner)."""
         out = {}
         for task in self.view.tasks:
             hosts = self.eligible[task.id]
             if self.rules.caught_up_active and task.stateful:
                 ok = set(acceptable_active_holders(self.view, task.id))
                 hosts = tuple(m for m in hosts if m in ok)
+            if self.rules.handover and task.stateful:
+                kept, refused = handover_owners(self.view, task.id)
+                hosts = tuple(m for m in hosts if not kept or m not in refused)
             out[task.id] = hosts
         return out
 
@@ -310,6 +321,13 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         for m in sorted_ids(by_member):
             if not facts.may_hold(t, m):
                 out.append(Violation(f"leaving[{t}@{m}]", f"{m} is leaving and did not hold task {t}, yet gets it: leaving", (t,), (m,)))
+    if rs.handover:
+        for t in view.stateful_task_ids:
+            kept, refused = handover_owners(view, t)
+            actives = {m for m, h in held[t].items() if "active" in h}
+            if kept and not actives & set(kept):
+                for m in sorted_ids(actives & set(refused)):
+                    out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)}, which stay{'s' if len(kept) == 1 else ''}, and given to {m}, which held no copy of it: learner-handover", (t,), (m, *kept)))
     if facts.fixpoint_current is not None and not (same_copies(assignment, facts.fixpoint_current) and not assignment.probing_rebalance):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged with no probing rebalance: fixpoint"))
     if rs.probing:

@@ -9,7 +9,12 @@ What "the rules allow" means (the choices made here):
 
 - **hard rules**: those of :mod:`rebalproof.solver.rules` for the rule set, including
   ``fixpoint`` (a valid, balanced, caught-up current assignment is the only answer) and
-  ``leaving``;
+  ``leaving``; and the rule set's promises that are no solver rule
+  (:func:`~rebalproof.solver.oracle.catalogue_rules`: ``caught-up-standby`` under ``ha``,
+  ``staying-learners`` under ``learner``), by the catalogue's own checks on each answer Z3
+  lists. Filtering after the search cannot lose a balanced answer: moving a new standby that
+  must restore onto an idle caught-up member changes no active, and ``leaving`` is stricter
+  than ``staying-learners``;
 - **balance** (``balance=``): ``"achievable"`` (default) also requires KIP-441 balance
   (:func:`~rebalproof.model.balance.is_balanced`) whenever some answer keeping the hard rules
   is balanced -- KIP-441 "creates as balanced an assignment as possible" while actives stay
@@ -45,7 +50,7 @@ from rebalproof.model.names import id_key
 from rebalproof.model.ranking import rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.solver.encode import balanced_constraint, encode, new_solver
-from rebalproof.solver.oracle import BALANCE_MODES
+from rebalproof.solver.oracle import BALANCE_MODES, catalogue_rules
 from rebalproof.solver.rules import RULE_SETS, Facts, rule_set, violations
 from rebalproof.solver.staged import Deadline
 
@@ -116,6 +121,7 @@ def enumerate_allowed(view: RebalanceInput, rules: str = "ha", *, balance: str =
     act = {(t, m): enc.var[("active", t, m)] for t in view.task_ids for m in view.member_ids}
     held = {(t, m): z3.Or([enc.var[(r, t, m)] for r in ROLES]) for t in view.task_ids for m in view.member_ids}
     found: list[Assignment] = []
+    promised = catalogue_rules(rs.name)
     seen = set()
     status = "complete"
     while True:
@@ -144,7 +150,8 @@ def enumerate_allowed(view: RebalanceInput, rules: str = "ha", *, balance: str =
         if broken or key in seen:  # re-verified: a model that breaks a rule is never returned
             raise AssertionError(f"Z3 model not trusted: {broken[0].name if broken else 'repeated'}")
         seen.add(key)
-        found.append(answer)
+        if not any(p.judge(view, answer, rules=rs.name).violated for p in promised):
+            found.append(answer)
         solver.add(z3.Or([z3.Not(v) if is_true(v) else v for v in list(act.values()) + list(held.values())]))
     order = sorted(found, key=lambda a: [(m, x.active, x.standby, x.warmup) for m, x in a.members])
     return Enumeration(rules=rs.name, balance=balance, assignments=tuple(order), status=status, limit=limit)

@@ -365,3 +365,44 @@ def test_the_objectives_count_a_task_listed_twice_once_as_balance_does():
     doubled = Assignment(members={"I1": MemberAssignment(active=("0_0", "0_0")), "I2": MemberAssignment(active=("0_1",))}, probing_rebalance=False)
     assert is_balanced(view, doubled)
     assert evaluate(view, doubled, Facts(view, "ha")).imbalance == 0
+
+
+@settings(max_examples=40)
+@given(st.data(), RULES)
+def test_conforms_breaks_exactly_where_the_catalogue_breaks_a_promise(data, rules):
+    """``conforms`` (replay's judge of a differing answer) and the catalogue name the same broken
+    promises, but ``stable`` (a "should") and balance (``conforms``' balance modes). Found missing:
+    ``caught-up-standby``, ``staying-learners`` and ``learner-handover`` were promises of the
+    catalogue that no solver rule read, so replay accepted an answer ``check`` would fault."""
+    view = data.draw(wide_views())
+    answer = data.draw(answers(view))
+    broken = catalogue_broken(view, answer, rules) - {"stable", "balanced"}
+    verdict = conforms(view, answer, rules)
+    if broken:
+        assert verdict.violated, (broken, verdict.message)
+    elif verdict.violated:
+        judged = {b.split("[", 1)[0] for b in verdict.measure["broken"]} - {"probing-rebalance"}
+        assert not judged, (judged, verdict.message)
+
+
+def test_conforms_judges_the_promises_no_solver_rule_reads():
+    caught_up = {"0_0": 0, "0_1": 0}
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=1),
+        tasks=(Task(id="0_0"), Task(id="0_1")),
+        members=(Member(id="I1", active=("0_0",), lags=caught_up), Member(id="I2", active=("0_1",), lags=caught_up), Member(id="I3")),
+    )
+    # both standbys on I3, which must restore, while I1 and I2, caught up on both, hold none
+    cold = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"active": ["0_1"]}, "I3": {"standby": ["0_0", "0_1"]}})
+    verdict = conforms(view, cold, "ha")
+    assert verdict.violated and verdict.measure["broken"] == ["caught-up-standby"], verdict.message
+    crossed = Assignment.build({"I1": {"active": ["0_0"], "standby": ["0_1"]}, "I2": {"active": ["0_1"], "standby": ["0_0"]}, "I3": {}})
+    assert conforms(view, crossed, "ha").holds
+    # KIP-429: an active leaves its staying owner only for a member that held a copy of it
+    view = RebalanceInput(config=Config(num_standby_replicas=0), tasks=(Task(id="0_0"),),
+                          members=(Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2")))
+    moved = Assignment.build({"I1": {}, "I2": {"active": ["0_0"]}})
+    assert [v.name for v in violations(view, moved, "learner")] == ["learner-handover[0_0@I2]"]
+    assert explain(view, moved, "learner") == [v.sentence for v in violations(view, moved, "learner")]
+    assert conforms(view, moved, "learner").violated
+    assert conforms(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"warmup": ["0_0"]}}), "learner").holds

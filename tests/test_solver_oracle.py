@@ -184,3 +184,21 @@ def test_networkx_min_cost_flow_agrees_with_z3(view):
     assert z3_answer.status == "optimal"
     assert z3_answer.values["imbalance"] <= 1
     assert z3_answer.values["moves"] == networkx_min_moves(view)
+
+
+def test_the_spec_lists_no_answer_that_breaks_a_promise_of_its_rules():
+    """``spec:ha`` listed answers placing new standbys on a member with no state while caught-up
+    members held none (10 of 18 here): ``caught-up-standby``, a promise of the ha rules that no
+    solver rule read. Every listed answer now keeps every promise but ``stable`` and ``balanced``."""
+    caught_up = {"0_0": 0, "0_1": 0}
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=1),
+        tasks=(Task(id="0_0"), Task(id="0_1")),
+        members=(Member(id="I1", active=("0_0",), lags=caught_up), Member(id="I2", active=("0_1",), lags=caught_up), Member(id="I3")),
+    )
+    allowed = enumerate_allowed(view, "ha")
+    assert allowed.complete and len(allowed.assignments) == 8
+    for answer in allowed.assignments:
+        assert conforms(view, answer, "ha").holds
+        broken = [v.property for v in check_assignment(view, answer, rules="ha") if v.violated and v.property not in ("stable", "balanced")]
+        assert not broken, broken
