@@ -7,14 +7,16 @@ built-in ``ha`` (ties here go to the *highest* instance id, tasks are walked
 most-constrained first, partitions interleaved across subtopologies).
 
 ``assign`` (the planner)
-    Keeps a balanced, valid assignment as it is (seed 002 "Assignment
-    Algorithm" #5: "if the current assignment is already balanced, it must not
-    alter the assignment"); otherwise places every stateful active on one of its
-    most-caught-up instances (#1), balancing stream threads among them, gives
-    standbys to the next-most-caught-up instances (#2), plans warmups for the
-    moves that would improve balance were their destination caught up, at most
-    ``max_warmup_replicas`` (#3, "max_warmup_replicas"), and packs stateless tasks with the fewest moves
-    (#4, #6, "Stateless tasks").
+    First a *target*: the balanced layout of all actives, lags aside (the
+    KIP's "proposed balanced assignment"), reached from the current owners by
+    the moves and swaps that lower the imbalance (per stream thread, then per
+    subtopology), so a balanced current layout is its own target (seed 002
+    "Assignment Algorithm" #5). Then each stateful active goes to its target
+    where that instance is most caught up, else stays on a most-caught-up
+    instance (#1); standbys to the next-most-caught-up instances (#2); a warmup
+    at the target of each active left off it, at most ``max_warmup_replicas``
+    (#3), and a probing rebalance while any is off target; stateless tasks go
+    straight to their target (#4, #6).
 
 ``assign_kafka_style``
     In the manner of Kafka's production assignor: round-robin the stateful
@@ -139,29 +141,6 @@ def _answer(view, active, standby, warmup, probing):
     return {"assignment": out, "probing_rebalance": bool(probing)}
 
 
-def _thread_balanced(view, counts):
-    """Seed 002 "Defining balance" (instance balance), read per stream thread
-    ("instead of letting one thread have more tasks than another"): the busiest
-    thread has at most one task more than the idlest."""
-    hi = max(-(-counts[m.id] // m.capacity) for m in view.members)
-    lo = min(counts[m.id] // m.capacity for m in view.members)
-    return hi - lo <= 1
-
-
-def _water_fill(view, total, base=None, prefer=None):
-    """Counts per instance reaching ``total`` tasks one at a time, each to the
-    instance whose threads would be least loaded; ties to ``prefer`` (larger
-    first), then the highest id."""
-    counts = dict(base or {m.id: 0 for m in view.members})
-    prefer = dict(prefer or {})
-    for _ in range(total - sum(counts.values())):
-        best = min(view.members, key=lambda m: (
-            _thread_load(counts[m.id] + 1, m.capacity), -prefer.get(m.id, 0), _desc(m.id)))
-        counts[best.id] += 1
-        prefer[best.id] = prefer.get(best.id, 0) - 1
-    return counts
-
-
 def _rank_key(rank):
     return 2**62 if rank == NO_STATE else rank
 
@@ -177,76 +156,103 @@ def _standby_need(view):
     return min(view.standbys, len(view.members) - 1)
 
 
-def _settled(view):
-    """The current assignment, if it is valid and balanced (#5), else None."""
+def _current_owners(view):
     owner = {}
     for m in view.members:
-        for t in m.active:
-            if t in owner:
-                return None
-            owner[t] = m.id
-    if set(owner) != set(view.stateful) | set(view.stateless):
-        return None
-    need = _standby_need(view)
-    standby = {}
-    for t in view.stateful:
-        if view.member(owner[t]) not in view.most_caught_up(t):
-            return None
-        holders = [m for m in view.members if t in m.standby]
-        if len(holders) != need or any(m.id == owner[t] for m in holders):
-            return None
-        others = sorted(view.rank(m, t) for m in view.members if m.id != owner[t])
-        if sorted(view.rank(m, t) for m in holders) != others[:need]:
-            return None
-        standby[t] = {m.id for m in holders}
-    stateful_counts = {m.id: sum(1 for t in view.stateful if owner[t] == m.id) for m in view.members}
-    total_counts = {m.id: len(m.active) for m in view.members}
-    if not (_thread_balanced(view, stateful_counts) and _thread_balanced(view, total_counts)):
-        return None
-    return _answer(view, owner, standby, {}, False)
+        for t in sorted(m.active):
+            owner.setdefault(t, m.id)
+    return owner
 
 
-def _place_stateful(view):
-    """#1: every stateful active on a most-caught-up instance, threads balanced
-    as far as that allows, previous owners kept while within their share."""
-    owner, counts = {}, {m.id: 0 for m in view.members}
-    share = _water_fill(view, len(view.stateful))
-    # Keep the previous owner where it is most caught up and within its share.
-    for t in view.stateful:
-        for m in view.most_caught_up(t):
-            if t in m.active and counts[m.id] < share[m.id]:
-                owner[t] = m.id
-                counts[m.id] += 1
-    # The rest, most constrained first, each to its least loaded candidate.
-    rest = sorted((t for t in view.stateful if t not in owner),
-                  key=lambda t: (len(view.most_caught_up(t)), _interleaved(t)))
-    for t in rest:
-        same_sub = lambda m: sum(1 for u, o in owner.items() if o == m.id and _subtopology(u) == _subtopology(t))
-        best = min(view.most_caught_up(t), key=lambda m: (
-            _thread_load(counts[m.id] + 1, m.capacity), t not in m.standby, same_sub(m), _desc(m.id)))
-        owner[t] = best.id
-        counts[best.id] += 1
-    # Local improvement: move an active to a caught-up instance whose threads
-    # would stay lighter than the giver's are now.
-    for _ in range(4 * len(view.stateful) + 4):
-        moved = False
-        for t in view.stateful:
-            giver = view.member(owner[t])
-            for m in view.most_caught_up(t):
-                if m.id != giver.id and _thread_load(counts[m.id] + 1, m.capacity) < _thread_load(counts[giver.id], giver.capacity):
-                    owner[t] = m.id
-                    counts[giver.id] -= 1
-                    counts[m.id] += 1
-                    moved = True
-                    break
-        if not moved:
+class _Layout:
+    """Counts per instance and per (subtopology, instance) of a layout of actives,
+    with the change a move or a swap makes to the imbalance (sum over instances
+    of n**2 / threads: lowest when every thread carries the same, seed 002
+    "even distribution of work"; then the same per subtopology, "data parallel
+    workload balance")."""
+
+    def __init__(self, view, owner):
+        self.caps = {m.id: m.capacity for m in view.members}
+        self.owner = dict(owner)
+        self.n = {m: 0 for m in self.caps}
+        self.ns = {}
+        for t, o in owner.items():
+            self._add(t, o, 1)
+
+    def _add(self, t, m, k):
+        self.n[m] += k
+        key = (_subtopology(t), m)
+        self.ns[key] = self.ns.get(key, 0) + k
+
+    def _grow(self, count, m):  # cost of one more on m
+        return Fraction(2 * count + 1, self.caps[m])
+
+    def _shrink(self, count, m):  # saving of one less on m
+        return Fraction(2 * count - 1, self.caps[m])
+
+    def place_cost(self, t, m):
+        return (self._grow(self.n[m], m), self._grow(self.ns.get((_subtopology(t), m), 0), m))
+
+    def move_cost(self, t, to):
+        at, s = self.owner[t], _subtopology(t)
+        return (self._grow(self.n[to], to) - self._shrink(self.n[at], at),
+                self._grow(self.ns.get((s, to), 0), to) - self._shrink(self.ns[(s, at)], at))
+
+    def swap_cost(self, t, u):
+        i, j = self.owner[t], self.owner[u]
+        s, r = _subtopology(t), _subtopology(u)
+        return (Fraction(0),
+                self._grow(self.ns.get((s, j), 0), j) - self._shrink(self.ns[(s, i)], i)
+                + self._grow(self.ns.get((r, i), 0), i) - self._shrink(self.ns[(r, j)], j))
+
+    def put(self, t, m):
+        if t in self.owner:
+            self._add(t, self.owner[t], -1)
+        self.owner[t] = m
+        self._add(t, m, 1)
+
+
+def _target(view):
+    """The balanced layout of all actives, lags aside: from the current owners,
+    tasks without one placed where they cost least, then the move or swap that
+    lowers the imbalance most, until none does (so a balanced layout is its own
+    target: #5)."""
+    tasks = [t for t in view.stateful + view.stateless]
+    current = _current_owners(view)
+    layout = _Layout(view, {t: o for t, o in current.items() if t in set(tasks)})
+    for t in sorted((t for t in tasks if t not in layout.owner), key=_interleaved):
+        layout.put(t, min(view.members, key=lambda m: (layout.place_cost(t, m.id), _desc(m.id))).id)
+    zero = (Fraction(0), Fraction(0))
+    for _ in range(16 * len(tasks) + 16):
+        best, op = zero, None
+        for t in sorted(tasks, key=_interleaved):
+            for m in view.members:
+                if m.id != layout.owner[t]:
+                    c = layout.move_cost(t, m.id)
+                    if c < best:
+                        best, op = c, ("move", t, m.id)
+        for x, t in enumerate(tasks):
+            for u in tasks[x + 1:]:
+                if layout.owner[t] != layout.owner[u] and _subtopology(t) != _subtopology(u):
+                    c = layout.swap_cost(t, u)
+                    if c < best:
+                        best, op = c, ("swap", t, u)
+        if op is None:
             break
-    return owner, counts
+        if op[0] == "move":
+            layout.put(op[1], op[2])
+        else:
+            _, t, u = op
+            i, j = layout.owner[t], layout.owner[u]
+            layout.put(t, j)
+            layout.put(u, i)
+    return layout.owner
 
 
-def _place_standbys(view, owner):
+def _place_standbys(view, owner, target):
     """#2: standbys on the next-most-caught-up instances; among equals the
-    previous holder, then the fewest standbys per thread."""
+    task's target instance (a standby there warms it up), then the previous
+    holder, then the fewest standbys per thread."""
     need = _standby_need(view)
     standby, load = {}, {m.id: 0 for m in view.members}
     for t in view.stateful:
@@ -254,78 +260,46 @@ def _place_standbys(view, owner):
         for _ in range(need):
             pool = [m for m in view.members if m.id != owner[t] and m.id not in chosen]
             best = min(pool, key=lambda m: (
-                view.rank(m, t), t not in m.standby, _thread_load(load[m.id] + 1, m.capacity), _desc(m.id)))
+                _rank_key(view.rank(m, t)), m.id != target[t], t not in m.standby,
+                _thread_load(load[m.id] + 1, m.capacity), _desc(m.id)))
             chosen.add(best.id)
             load[best.id] += 1
         standby[t] = chosen
     return standby
 
 
-def _plan_warmups(view, owner, counts, standby):
-    """#3: an extra replica, at most ``max_warmup_replicas`` in all, for a task
-    that would move to a less loaded instance by the same rule as
-    ``_place_stateful``'s improvement step were that instance caught up; a
-    standby already there (so still behind) does the same job. Returns
-    (warmups, whether a movement is under way)."""
-    sim = dict(counts)
-    warmup, budget, moving = {}, view.max_warmups, False
-    for t in view.stateful:
-        giver = view.member(owner[t])
-        takers = [m for m in view.members if m.id != giver.id
-                  and _thread_load(sim[m.id] + 1, m.capacity) < _thread_load(sim[giver.id], giver.capacity)]
-        if not takers:
-            continue
-        warm = [m for m in takers if m.id in standby[t]]
-        if warm:
-            pick = warm[0]
-        elif budget > 0:
-            pick = min(takers, key=lambda m: (
-                _thread_load(sim[m.id] + 1, m.capacity), t not in m.warmup, view.rank(m, t), _desc(m.id)))
-            warmup.setdefault(t, set()).add(pick.id)
-            budget -= 1
-        else:
-            continue
-        moving = True
-        sim[giver.id] -= 1
-        sim[pick.id] += 1
-    return warmup, moving
-
-
-def _place_stateless(view, stateful_counts):
-    """#4/#6: stateless tasks packed for the best total balance given the
-    stateful actives, keeping each where it was as far as the target allows."""
-    held = {m.id: sorted(t for t in m.active if t in set(view.stateless)) for m in view.members}
-    total = len(view.stateful) + len(view.stateless)
-    target = _water_fill(view, total, base=stateful_counts, prefer={m: len(h) for m, h in held.items()})
-    room = {m: target[m] - stateful_counts[m] for m in target}
-    owner = {}
-    claimed = set()
-    for m in view.members:
-        for t in held[m.id]:
-            if t not in claimed and room[m.id] > 0:
-                owner[t] = m.id
-                room[m.id] -= 1
-                claimed.add(t)
-    for t in view.stateless:
-        if t in owner:
-            continue
-        best = min(view.members, key=lambda m: (-room[m.id], _desc(m.id)))
-        owner[t] = best.id
-        room[best.id] -= 1
-    return owner
-
-
 def assign(raw):
     """The planner: see the module docstring."""
     view = read_view(raw)
-    kept = _settled(view)
-    if kept is not None:
-        return kept
-    owner, counts = _place_stateful(view)
-    standby = _place_standbys(view, owner)
-    warmup, moving = _plan_warmups(view, owner, counts, standby)
-    owner.update(_place_stateless(view, counts))
-    return _answer(view, owner, standby, warmup, moving)
+    target = _target(view)
+    current = _current_owners(view)
+    owner = {t: target[t] for t in view.stateless}
+    # #1: a stateful active goes to its target only where that is most caught up;
+    # otherwise it stays with a most-caught-up owner, else the least loaded one.
+    counts = {m.id: 0 for m in view.members}
+    for t in view.stateful:
+        best = view.most_caught_up(t)
+        if view.member(target[t]) in best:
+            owner[t] = target[t]
+            counts[target[t]] += 1
+    for t in sorted((t for t in view.stateful if t not in owner),
+                    key=lambda t: (len(view.most_caught_up(t)), _interleaved(t))):
+        best = view.most_caught_up(t)
+        keep = [m for m in best if m.id == current.get(t)]
+        pick = keep[0] if keep else min(best, key=lambda m: (
+            _thread_load(counts[m.id] + 1, m.capacity), _desc(m.id)))
+        owner[t] = pick.id
+        counts[pick.id] += 1
+    standby = _place_standbys(view, owner, target)
+    # #3: every active off its target is a movement under way; it needs a warmup
+    # at the target unless a standby is there already.
+    warmup, budget = {}, view.max_warmups
+    off = [t for t in view.stateful if owner[t] != target[t]]
+    for t in sorted(off, key=lambda t: (t not in view.member(target[t]).warmup, _interleaved(t))):
+        if target[t] not in standby[t] and budget > 0:
+            warmup[t] = {target[t]}
+            budget -= 1
+    return _answer(view, owner, standby, warmup, bool(off))
 
 
 # --------------------------------------------------------------------------- Kafka style
