@@ -293,7 +293,7 @@ def assign(raw):
     standby = _place_standbys(view, owner, target)
     # #3: every active off its target is a movement under way; it needs a warmup
     # at the target unless a standby is there already.
-    warmup, budget = {}, view.max_warmups
+    warmup, budget, movements = {}, view.max_warmups, 0
     off = [t for t in view.stateful if owner[t] != target[t]]
     for t in sorted(off, key=lambda t: (t not in view.member(target[t]).warmup, _interleaved(t))):
         if target[t] not in standby[t] and budget > 0:
@@ -324,7 +324,7 @@ def assign_kafka_style(raw):
     counts = {m.id: 0 for m in view.members}
     for t in tasks:
         counts[owner[t]] += 1
-    warmup, budget = {}, view.max_warmups
+    warmup, budget, movements = {}, view.max_warmups, 0
 
     def least_loaded(cands, t, load):
         return min(cands, key=lambda m: (t not in m.active, _thread_load(load[m.id] + 1, m.capacity), m.id))
@@ -336,6 +336,7 @@ def assign_kafka_style(raw):
         if dest in best:
             continue
         to = least_loaded(best, t, counts)
+        movements += 1
         owner[t] = to.id
         counts[dest.id] -= 1
         counts[to.id] += 1
@@ -364,6 +365,7 @@ def assign_kafka_style(raw):
             bestrank = min(view.rank(m, t) for m in pool)
             to = min((m for m in pool if view.rank(m, t) == bestrank),
                      key=lambda m: (_thread_load(sload[m.id] + 1, m.capacity), m.id))
+            movements += 1
             standby[t].discard(sid)
             standby[t].add(to.id)
             sload[sid] -= 1
@@ -381,4 +383,6 @@ def assign_kafka_style(raw):
                  key=lambda m: _thread_load(counts[m.id] + 1, m.capacity))
         owner[t] = to.id
         counts[to.id] += 1
-    return _answer(view, owner, standby, warmup, bool(warmup))
+    # A probing rebalance while any movement is under way (a standby left at
+    # the destination warms it up as well as a warmup would).
+    return _answer(view, owner, standby, warmup, movements > 0)
