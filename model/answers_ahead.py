@@ -16,7 +16,8 @@ chooser does (an :class:`~rebalproof.model.assignment.Assignment` naming only th
 members); on a failure of any kind it sends nothing for the key, and the chooser asks the
 assignor here, which raises the finding as it always does. So a run with answers ahead
 explores the same states with the same answers, and counts the same assignor calls and memo
-hits. The child ignores SIGINT and SIGTERM and ends when its pipe closes
+hits. The child starts only when a core is spare (:func:`~rebalproof.model.spare_core.core_spare`,
+over the run so far): on a machine whose cores are all busy the answers are computed here. The child ignores SIGINT and SIGTERM and ends when its pipe closes
 (:meth:`AnswersAhead.close`).
 
 ``check --partitions 3`` (cooperative + ``ha``) asks 17,041 views; about a fifth of the
@@ -34,6 +35,7 @@ from typing import Callable
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.codec import check_ids
 from rebalproof.model.helper_memory import children_peak as _children_peak, own_peak as _own_peak, private_bytes
+from rebalproof.model.spare_core import core_spare, cpu_times
 
 __all__ = ["AnswersAhead", "START_AFTER", "can_fork"]
 
@@ -61,6 +63,7 @@ class AnswersAhead:
         self._lock = threading.Condition()
         self._closed = False
         self._conn = self._proc = self._reader = None
+        self._since = cpu_times()  # the machine's idle time from here decides whether the child starts
         #: (peak RSS of the children reaped before the child, this process's peak RSS and the
         #: child's private bytes when it ended), in bytes; see
         #: :func:`~rebalproof.model.explorer.peak_with_helpers`
@@ -87,6 +90,9 @@ class AnswersAhead:
             self._offered += 1
             if self._offered < START_AFTER:
                 return  # computed here when asked
+            if not core_spare(self._since):  # every core busy: the child would only add its overhead
+                self._closed = True
+                return
             try:
                 self._start()
             except OSError:

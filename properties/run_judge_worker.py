@@ -19,7 +19,8 @@ The result is the one judging in-process gives, whatever the timing:
 It is used only where nothing reads a verdict before the exploration ends: not with
 ``stop_early`` (stopping at the first violation needs each verdict at once). The first
 :data:`LOCAL_FIRST` pairs are judged in-process, so small checks never fork; where ``fork`` is
-not available, or the child fails, the rest are judged in-process too. The child ignores
+not available, no core is spare when the child would start (:func:`~rebalproof.model.spare_core.core_spare`,
+over the run so far), or the child fails, the rest are judged in-process too. The child ignores
 SIGINT and SIGTERM (the parent's budget decides when to stop) and ends when the parent closes
 its pipe.
 """
@@ -31,6 +32,7 @@ import signal
 from typing import Callable
 
 from rebalproof.model.helper_memory import children_peak, own_peak, private_bytes
+from rebalproof.model.spare_core import core_spare, cpu_times
 from rebalproof.properties.run_rebalance import RebalanceJudge
 
 __all__ = ["JudgeWorker", "LOCAL_FIRST"]
@@ -58,6 +60,7 @@ class JudgeWorker:
         self._conn = None
         self._proc = None
         self._failed = not _can_fork()
+        self._since = cpu_times()  # the machine's idle time from here decides whether the child starts
         #: (peak RSS of the children reaped before the worker, this process's peak RSS and the
         #: worker's private bytes when its verdicts came in), in bytes: see
         #: :func:`~rebalproof.model.helper_memory.peak_with_helpers`
@@ -70,6 +73,10 @@ class JudgeWorker:
             return  # met before, at an earlier edge: its verdict is noted and recorded there
         self._seen.add(pair)
         if len(self._seen) <= LOCAL_FIRST or self._failed:
+            self._judge_here(key, choice, step.assignment, src, action)
+            return
+        if self._proc is None and not self._sent and not core_spare(self._since):
+            self._failed = True  # every core busy: the child would only add its overhead; judged here
             self._judge_here(key, choice, step.assignment, src, action)
             return
         self._sent.append((key, choice, step.assignment, src, action))

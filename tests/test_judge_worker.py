@@ -54,6 +54,7 @@ def test_the_worker_judges_as_the_process_does(monkeypatch, name, breaks):
     def run(*, fork: bool, local_first: int):
         monkeypatch.setattr(run_judge_worker, "LOCAL_FIRST", local_first)
         monkeypatch.setattr(run_judge_worker, "_can_fork", lambda: fork)
+        monkeypatch.setattr(run_judge_worker, "core_spare", lambda since: True)  # whatever the machine's load
         if name == "ha":
             with resolve("ha") as ha:
                 return _check(ha, "ha", bounds)
@@ -73,6 +74,8 @@ def test_the_worker_judges_as_the_process_does(monkeypatch, name, breaks):
 def test_a_worker_that_dies_leaves_the_pairs_to_the_process(monkeypatch):
     """The child ends before judging anything: the parent judges every deferred pair itself."""
     monkeypatch.setattr(run_judge_worker, "LOCAL_FIRST", 0)
+    monkeypatch.setattr(run_judge_worker, "_can_fork", lambda: True)
+    monkeypatch.setattr(run_judge_worker, "core_spare", lambda since: True)
     monkeypatch.setattr(run_judge_worker, "_serve", lambda conn, *args: conn.close())
     bounds = Bounds(events=1)
     died = _check(_broken("drops_task"), "drops_task", bounds)
@@ -86,9 +89,27 @@ def test_the_worker_counts_in_the_reported_peak_rss(monkeypatch):
     """With the worker, the reported peak is at least this process's own peak and counts the
     worker's private memory while it lived (JudgeWorker.peak_rss)."""
     monkeypatch.setattr(run_judge_worker, "LOCAL_FIRST", 0)
+    monkeypatch.setattr(run_judge_worker, "_can_fork", lambda: True)
+    monkeypatch.setattr(run_judge_worker, "core_spare", lambda since: True)
     import resource
 
     with resolve("ha") as ha:
         result = _check(ha, "ha", Bounds(events=1))
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     assert result.exploration.stats.peak_rss_bytes >= own * 0.99
+
+
+def test_no_worker_starts_when_no_core_is_spare(monkeypatch):
+    """Every core busy when the worker would start: no child, every pair judged here, the same results."""
+    started = []
+    monkeypatch.setattr(run_judge_worker.JudgeWorker, "_start", lambda self: started.append(self))
+    monkeypatch.setattr(run_judge_worker, "LOCAL_FIRST", 0)
+    monkeypatch.setattr(run_judge_worker, "_can_fork", lambda: True)
+    asked = []
+    monkeypatch.setattr(run_judge_worker, "core_spare", lambda since: asked.append(since) or False)
+    bounds = Bounds(events=1)
+    busy = _check(_broken("drops_task"), "drops_task", bounds)
+    assert asked and not started
+    monkeypatch.setattr(run_judge_worker, "_can_fork", lambda: False)
+    assert _report(busy) == _report(_check(_broken("drops_task"), "drops_task", bounds))
+    assert busy.status("one-active").value == "violated"
