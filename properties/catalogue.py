@@ -57,7 +57,7 @@ from rebalproof.properties.handover import learner_handover
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
-from rebalproof.properties.stability import fixpoint, stable
+from rebalproof.properties.stability import fixpoint, stable, stable_ha
 from rebalproof.properties.standby_rank import caught_up_standby
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -197,10 +197,11 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="stable",
-        promise="a stateless task stays with its current owner unless moving it is needed for balance",
+        promise="a stateless task stays with its current owner unless moving it is needed for balance (ha: in a rebalance that changes nothing else)",
         kind="always",
         promised_by=frozenset({"sticky", "eager", "ha"}),
         check=stable,
+        checks_by_rules={"ha": stable_ha},
         not_promised_because="KIP-429 moves stateless tasks at once, with no stickiness promise",
         source="KIP-441 Assignment Algorithm 6",
     ),

@@ -31,7 +31,7 @@ from rebalproof.properties.copies import no_colocation, one_active, standby_coun
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "premise_holds", "same_copies", "fixpoint", "stable"]
+__all__ = ["fixpoint_premise", "premise_holds", "same_copies", "fixpoint", "stable", "stable_ha", "load_changes"]
 
 _MAX_LISTED = 6
 
@@ -307,3 +307,67 @@ def stable(view: RebalanceInput, assignment: Assignment) -> Verdict:
     else:
         message = f"{plural(owned, 'owned stateless task')} kept by {'its owner' if owned == 1 else 'their owners'}"
     return Verdict(property="stable", status=Status.HOLDS, message=message, measure=measure)
+
+
+def load_changes(view: RebalanceInput, assignment: Assignment) -> tuple[str, ...]:
+    """What changes the load a stateless task is packed against in this rebalance; empty when nothing does.
+
+    The group is the last generation's (the members are ``previous_members``; when the leader lost
+    that memory, every member holds something going in), every task had an owner going in, no
+    member is leaving, and the answer keeps every stateful task's active and its other copies on
+    the members that held them going in (labels aside).
+    """
+    reasons: list[str] = []
+    if view.previous_members is None:  # the leader's memory is lost: a member holding nothing may be new
+        joined = [m.id for m in view.members if not m.copies]
+        left = []
+    else:
+        joined = [m for m in view.member_ids if m not in view.previous_members]
+        left = [m for m in view.previous_members if not view.has_member(m)]
+    if joined:
+        reasons.append(f"{words(joined)} joined" if view.previous_members is not None else f"{words(joined)} may be new (holds nothing)")
+    if left:
+        reasons.append(f"{words(left)} left")
+    orphans = [t for t in view.task_ids if not view.owners(t)]
+    if orphans:
+        reasons.append(f"{plural(len(orphans), 'task')} had no owner ({words(sorted_ids(orphans)[:_MAX_LISTED])}{', ...' if len(orphans) > _MAX_LISTED else ''})")
+    leaving = [m.id for m in view.members if m.leaving]
+    if leaving:
+        reasons.append(f"{words(leaving)} {'is' if len(leaving) == 1 else 'are'} leaving")
+    changed = []
+    for task_id in view.stateful_task_ids:
+        before_active = {m.id for m in view.members if task_id in m.active}
+        before_copies = {m.id for m in view.members if task_id in m.copies}
+        after_active = {m for m in assignment.actives_of(task_id) if view.has_member(m)}
+        after_copies = {m for m, held in assignment.members if view.has_member(m) and task_id in held.copies}
+        if before_active != after_active or before_copies != after_copies:
+            changed.append(task_id)
+    if changed:
+        reasons.append(f"the answer moves stateful {plural(len(changed), 'task')} ({words(sorted_ids(changed)[:_MAX_LISTED])}{', ...' if len(changed) > _MAX_LISTED else ''})")
+    return tuple(reasons)
+
+
+def stable_ha(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """``stable`` as the ha rules read requirement 6: no stateless shuffle when nothing changes the load.
+
+    KIP-441 asks that the algorithm "should try not to shuffle stateless tasks randomly", and
+    "the assignor just packs the stateless tasks into the cluster to achieve the best balance it
+    can with respect to the assignments of stateful tasks" ("Stateless tasks"). A packing that
+    starts afresh from the stateful load each time (Kafka's own assignor does) moves stateless
+    tasks whenever that load changes, deterministically, not randomly. So the ha rules judge a
+    stateless move (by :func:`stable`'s two tests) only in a rebalance that changes nothing the
+    packing depends on (:func:`load_changes`): the same members as the last generation, none
+    leaving, every stateful copy kept. There a move is a shuffle without cause. Otherwise the
+    verdict holds with ``premise: false`` and the reasons; :func:`stable`'s figures are kept.
+    """
+    verdict = stable(view, assignment)
+    reasons = load_changes(view, assignment)
+    if not reasons or not verdict.violated:
+        return verdict
+    return Verdict(
+        property="stable",
+        status=Status.HOLDS,
+        message=f"premise not met: the load changes ({'; '.join(reasons)}); a stateless task may be packed afresh, as it was here: {verdict.message}",
+        measure=dict(verdict.measure, premise=False),
+    )
+

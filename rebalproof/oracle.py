@@ -135,7 +135,7 @@ def check(input, output, *, rules: str = "ha") -> OracleReport:
     >>> report = check(rebalance, {"assignment": {"I1": {"active": ["0_0", "1_0"], "standby": ["0_0"]},
     ...                                           "I2": {}}})
     >>> report.ok, [v.property for v in report.violations]
-    (False, ['no-colocation', 'standby-count', 'fixpoint', 'stable', 'balanced'])
+    (False, ['no-colocation', 'standby-count', 'fixpoint', 'balanced'])
     >>> print(report.verdict("no-colocation").message)
     I1 holds 0_0 twice (active and standby)
     >>> unbalanced = {"assignment": {"I1": {"active": ["0_0", "1_0"]}, "I2": {"standby": ["0_0"]}}}

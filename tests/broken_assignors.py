@@ -19,7 +19,7 @@ from rebalproof.model.balance import is_balanced, measure_balance, within_one
 from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.stability import fixpoint_premise
+from rebalproof.properties.stability import fixpoint_premise, load_changes
 
 __all__ = ["reference", "BROKEN"]
 
@@ -220,9 +220,11 @@ def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task
 
 
 def needless_stateless_move(view: RebalanceInput) -> Assignment | None:
-    """Moves a stateless task away from its staying owner where keeping it was as balanced."""
+    """Moves a stateless task away from its staying owner where keeping it was as balanced, in a
+    rebalance that changes nothing else (the ha rules excuse a stateless task packed afresh when
+    the load changes: :func:`rebalproof.properties.stability.load_changes`)."""
     holds = _unsettled(view)
-    if holds is None:
+    if holds is None or load_changes(view, Assignment.build(holds)):
         return None
     kept = Assignment.build(holds)
     staying = [m.id for m in view.members if not m.leaving]

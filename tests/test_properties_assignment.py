@@ -558,6 +558,81 @@ def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(
     assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: staying-learners ("), out[-600:]
 
 
+# -- stable under the ha rules (KIP-441 requirement 6, a "should") ---------------------------------
+def test_stable_under_ha_excuses_a_stateless_repack_when_the_load_changes():
+    """KIP-441: "should try not to shuffle stateless tasks randomly"; "the assignor just packs the
+    stateless tasks into the cluster to achieve the best balance it can with respect to the
+    assignments of stateful tasks". Kafka's own assignor packs them afresh (each to the least
+    loaded member) whenever the load changes: deterministic, not random. The ha rules judge a
+    stateless move only in a rebalance that changes nothing else; sticky and eager always."""
+    from rebalproof.properties.stability import load_changes
+
+    def view(previous, third):
+        return RebalanceInput(
+            config=Config(num_standby_replicas=0),
+            tasks=(Task(id="0_0"), Task(id="0_1"), Task(id="2_0", stateful=False), Task(id="2_1", stateful=False)),
+            members=(Member(id="I1", active=("0_0", "2_0"), lags={"0_0": 0}), Member(id="I2", active=("0_1", "2_1"), lags={"0_1": 0}),
+                     Member(id="I3", **third)),
+            previous_members=previous,
+        )
+    # I3 joins with nothing: a repack moves both stateless tasks where one move would give the same counts
+    repack = answer(I1="0_0 2_1", I2="0_1", I3="2_0")
+    joined = view(("I1", "I2"), {})
+    by_rules = {r: next(v for v in check_assignment(joined, repack, rules=r) if v.property == "stable") for r in RULE_SETS}
+    assert by_rules["sticky"].violated and by_rules["eager"].violated, by_rules["sticky"].message
+    assert by_rules["ha"].holds and by_rules["ha"].measure["premise"] is False, by_rules["ha"].message
+    assert "I3 joined" in by_rules["ha"].message and load_changes(joined, repack) == ("I3 joined",)
+    # the leader lost its memory: a member holding nothing may be new, so the same
+    assert stability.stable_ha(view(None, {}), repack).holds
+    # nothing changes the load (the same group, every stateful copy kept): a needless move is a shuffle
+    settled = RebalanceInput(
+        config=Config(num_standby_replicas=0),
+        tasks=(Task(id="0_0"), Task(id="0_1"), Task(id="2_0", stateful=False), Task(id="2_1", stateful=False)),
+        members=(Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2", active=("0_1", "2_1"), lags={"0_1": 0}),
+                 Member(id="I3", active=("2_0",))),
+        previous_members=("I1", "I2", "I3"),
+    )
+    shuffle = answer(I1="0_0 2_1", I2="0_1", I3="2_0")
+    assert load_changes(settled, shuffle) == ()
+    verdict = stability.stable_ha(settled, shuffle)
+    assert verdict.violated and "2_1 moved from I2 to I1" in verdict.message, verdict.message
+    # a stateful move changes the load: excused under ha, still judged by sticky
+    moved = answer(I1="0_1 2_1", I2="0_0", I3="2_0")
+    assert load_changes(settled, moved) == ("the answer moves stateful 2 tasks (0_0 and 0_1)",)
+    assert stability.stable_ha(settled, moved).holds and stability.stable(settled, moved).violated
+
+
+def test_check_accepts_kafkas_stateless_packing_and_sticky_still_faults_it(capsys, tmp_path, monkeypatch):
+    """The example ha assignor with Kafka's stateless packing (each stateless task, in order, to
+    the least-loaded member, owners ignored) keeps every ha promise at --stateless 2; the full
+    reading had called it ``violated: stable`` after a join and a restore. The sticky rules keep
+    the full reading and still name it."""
+    (tmp_path / "kafka_packing.py").write_text(
+        "from examples.ha_assignor import assign as inner, id_key\n"
+        "def assign(request):\n"
+        "    out = inner(request)\n"
+        "    a = out['assignment']\n"
+        "    stateless = sorted((t['id'] for t in request['tasks'] if not t.get('stateful', True)), key=id_key)\n"
+        "    for held in a.values():\n"
+        "        held['active'] = [t for t in held['active'] if t not in stateless]\n"
+        "    caps = {m['id']: m.get('capacity', 1) for m in request['members']}\n"
+        "    staying = sorted((m['id'] for m in request['members'] if not m.get('leaving')), key=id_key) or sorted(a, key=id_key)\n"
+        "    for t in stateless:\n"
+        "        m = min(staying, key=lambda m: (len(a[m]['active']) / caps[m], id_key(m)))\n"
+        "        a[m]['active'].append(t)\n"
+        "    return out\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from rebalproof.cli.main import main
+
+    assert main(["check", "--assignor", "py:kafka_packing:assign", "--stateless", "2", "--quiet"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("ok: every promised property holds"), "ha"
+    code = main(["check", "--assignor", "py:kafka_packing:assign", "--stateless", "2", "--rules", "sticky", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and "stable" in out.rstrip().splitlines()[-1], out[-600:]
+
+
 # -- caught-up-standby (KIP-441 requirement 2) -------------------------------------------------------
 def test_caught_up_standby_a_new_standby_goes_to_a_caught_up_member_when_one_is_free():
     """KIP-441 requirement 2: "the algorithm must assign standby tasks to the next-most-caught-up
