@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["assign", "assign_kafka_style"]
+__all__ = ["assign", "assign_dealing_stateless", "assign_kafka_style"]
 
 NO_STATE = float("inf")
 
@@ -386,3 +386,30 @@ def assign_kafka_style(raw):
     # A probing rebalance while any movement is under way (a standby left at
     # the destination warms it up as well as a warmup would).
     return _answer(view, owner, standby, warmup, movements > 0)
+
+
+# --------------------------------------------------------------------------- stateless dealt
+
+
+def assign_dealing_stateless(raw):
+    """The planner, except that whenever it changes anything the stateless
+    tasks are dealt afresh (sorted, each to the first instance by id with room
+    left in the planner's count for it), as Kafka's assignor places them
+    without regard to who ran them. Same load, same balance; a settled
+    assignment is still returned unchanged (#5). Seed 002 #6 asks stability
+    only as "should ... try ... if possible"."""
+    view = read_view(raw)
+    answer = assign(raw)
+    current = _current_owners(view)
+    given = {t: m for m, a in answer["assignment"].items() for t in a["active"]}
+    if all(given[t] == current.get(t) for t in given) and not answer["probing_rebalance"]:
+        return answer
+    stateless = set(view.stateless)
+    room = {m: sum(1 for t in a["active"] if t in stateless) for m, a in answer["assignment"].items()}
+    for a in answer["assignment"].values():
+        a["active"] = [t for t in a["active"] if t not in stateless]
+    for t in sorted(stateless):
+        m = next(m for m in sorted(room) if room[m] > 0)
+        room[m] -= 1
+        answer["assignment"][m]["active"] = sorted(answer["assignment"][m]["active"] + [t])
+    return answer
