@@ -148,7 +148,13 @@ class Fingerprinter:
     Without symmetry it gives :func:`fingerprint`'s values, but builds the text of each member
     (and of each tuple of pending assignments) once: successor states share most members with their parent, so a member's part of
     :func:`encode` is looked up by the member itself (a tuple, hashed in C) instead of being
-    joined again. The memo is dropped when pickled (a Spark task starts with none).
+    joined again. Reduced by symmetry it gives :func:`fingerprint_symmetric`'s values, but builds
+    each member's (and pending assignment's) record under every renaming once
+    (:meth:`canonical`) and remembers the fingerprints of the latest states (BFS reaches a state
+    by several edges): ``check --protocol learner --symmetry auto`` with a ``py:`` learner that
+    is not equivariant (its reduced exploration, then the full one) took 16.4 s of CPU instead of
+    27.8, the reduced exploration alone 7.8 s. The memos are dropped when pickled (a Spark
+    task starts with none).
     """
 
     def __init__(self, task_ids=(), *, symmetry: bool = False, classes: dict | None = None):
@@ -156,15 +162,21 @@ class Fingerprinter:
         self.perms = task_permutations(task_ids) if symmetry else ()
         self.classes = dict(classes) if classes else None
         self._members: dict = {}
+        self._pieces: dict = {}  # symmetry: member or pending entry -> its record parts, one per renaming
+        self._states: dict = {}  # symmetry: state -> fingerprint (BFS reaches a state by several edges)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_members"] = {}
+        state["_pieces"] = {}
+        state["_states"] = {}
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_members", {})
+        self.__dict__.setdefault("_pieces", {})
+        self.__dict__.setdefault("_states", {})
 
     def encode(self, state: GroupState) -> bytes:
         """:func:`encode` of ``state`` (the same bytes), members' and pending assignments' texts memoised."""
@@ -191,7 +203,73 @@ class Fingerprinter:
         parts.append(f"{state.leader}|{memory}|{state.spawned}|{state.events}|{_j(state.triggers)}|{int(state.probe)}")
         return "#".join(parts).encode()
 
+    def canonical(self, state: GroupState) -> str:
+        """:func:`canonical_encode`'s text of ``state`` (the same string), built from the
+        records of its members and pending assignments under each renaming, each computed once
+        per member (successor states share most members with their parent): the records are
+        sorted and written as :func:`_canonical_under` writes them, and the least text is kept."""
+        pieces = self._pieces
+        if len(pieces) >= _MEMBER_CACHE_LIMIT:
+            pieces.clear()
+        perms = self.perms
+        pending = {e[0]: e for e in state.pending}
+        memory = set(state.memory) if state.memory is not None else set()
+        leader = state.leader
+        classes = self.classes
+        rows = []  # per member: (its fixed prefix, its parts under each renaming, its pending entry's)
+        for m in state.members:
+            parts = pieces.get(m)
+            if parts is None:
+                parts = pieces[m] = [_member_parts(m, p) for p in perms]
+            e = pending.get(m.id)
+            if e is None:
+                sent = None
+            else:
+                sent = pieces.get(e)
+                if sent is None:
+                    sent = pieces[e] = [_pending_parts(e, p) for p in perms]
+            prefix = ((classes.get(m.id, 1),) if classes else ()) + (m.id == leader, m.id in memory)
+            rows.append((prefix, parts, sent))
+        departed = len(memory - {m.id for m in state.members})
+        head = (leader is None, state.memory is None, departed, state.spawned, state.events, state.triggers, state.probe)
+        best = None
+        for i in range(len(perms)):
+            records = [prefix + parts[i] + (_NOT_SENT if sent is None else sent[i],) for prefix, parts, sent in rows]
+            records.sort()
+            text = repr((head, tuple(records)))
+            if best is None or text < best:
+                best = text
+        return best
+
     def __call__(self, state: GroupState) -> int:
         if self.symmetry:
-            return fingerprint_symmetric(state, self.perms, self.classes)
+            known = self._states
+            fp = known.get(state)
+            if fp is None:
+                if len(known) >= _STATE_CACHE_LIMIT:
+                    known.clear()
+                fp = known[state] = _hash64(self.canonical(state).encode())
+            return fp
         return _hash64(self.encode(state))
+
+
+#: States whose symmetric fingerprint a :class:`Fingerprinter` remembers before it starts afresh
+#: (on that reduced exploration of 55,967 states: none 12.9 s, 2**14 8.9 s, 2**15 8.4 s and
+#: +14 MiB, 2**17 7.9 s and +28 MiB)
+_STATE_CACHE_LIMIT = 1 << 15
+_NOT_SENT = (False,)
+
+
+def _sorted_renamed(ts, tmap: dict) -> tuple:
+    return tuple(sorted(tmap[t] for t in ts))
+
+
+def _member_parts(m, tmap: dict) -> tuple:
+    """A member's part of its :func:`_canonical_under` record that depends on it alone, under ``tmap``."""
+    return (m.leaving, m.ready, _sorted_renamed(m.active, tmap), _sorted_renamed(m.standby, tmap),
+            _sorted_renamed(m.warmup, tmap), tuple(sorted((tmap[t], c) for t, c in m.lags)))
+
+
+def _pending_parts(e, tmap: dict) -> tuple:
+    """A pending assignment's part of its member's :func:`_canonical_under` record, under ``tmap``."""
+    return (True, _sorted_renamed(e[1], tmap), _sorted_renamed(e[2], tmap), _sorted_renamed(e[3], tmap))

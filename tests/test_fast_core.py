@@ -2,7 +2,10 @@
 
 - :class:`~rebalproof.model.group_fingerprint.Fingerprinter` memoises members' texts: its
   fingerprints are :func:`~rebalproof.model.group_fingerprint.fingerprint`'s, before and
-  after pickling (the Spark engine ships it), on every state of a real exploration.
+  after pickling (the Spark engine ships it), on every state of a real exploration; reduced by
+  symmetry, its canonical texts and fingerprints are
+  :func:`~rebalproof.model.group_fingerprint.canonical_encode`'s and
+  :func:`~rebalproof.model.group_fingerprint.fingerprint_symmetric`'s.
 - the per-rebalance judge judges each shape of (view, answer) once
   (:func:`~rebalproof.properties.run_rebalance.shape_of`): every view's verdicts, every report
   and every trace are the ones judging each view gives, violations included;
@@ -24,7 +27,7 @@ from rebalproof.model.assignors import builtin
 from rebalproof.model.assignors.ha_flow import quota_box
 from rebalproof.model.explorer import explore
 from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_fingerprint import Fingerprinter, encode, fingerprint
+from rebalproof.model.group_fingerprint import Fingerprinter, canonical_encode, encode, fingerprint, fingerprint_symmetric
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import protocol
 from rebalproof.model.toy_assignors import RoundRobin
@@ -43,6 +46,38 @@ def test_memoised_fingerprints_are_the_plain_ones_on_every_explored_state():
         assert exp.fingerprinter.encode(state) == encode(state)
         assert exp.fingerprints[idx] == fingerprint(state) == fresh(state)
 
+
+
+@pytest.mark.parametrize("proto, assignor, bounds", [
+    ("cooperative", "ha", Bounds(events=1)),
+    ("learner", "learner", Bounds(events=1, partitions=3)),  # 36 renamings, pending assignments
+    ("cooperative", "ha", Bounds(events=1, capacities=(2, 1, 1))),  # capacity in each record
+])
+def test_symmetric_fingerprints_are_the_reference_ones_on_every_explored_state(proto, assignor, bounds):
+    """The fast canonical text (each member's records under every renaming built once, states
+    remembered) is the reference one, on every state and successor of a real exploration, with
+    the caches cleared mid-run and after pickling."""
+    from rebalproof.model import group_fingerprint
+
+    model = GroupModel(protocol=protocol(proto), bounds=bounds, assignor=builtin(assignor).make(), assignor_name=assignor)
+    exp = explore(model, symmetry=True)
+    assert exp.complete and exp.states > 100
+    fast = exp.fingerprinter
+    assert fast.symmetry and fast._states
+    fresh = pickle.loads(pickle.dumps(fast))
+    assert fresh._pieces == {} and fresh._states == {}
+    perms, classes = fast.perms, fast.classes
+    for idx in range(exp.states):
+        state = exp.state_at(idx)
+        if idx % 97 == 0:  # a full cache starts afresh
+            fast._pieces.clear()
+            fast._states.clear()
+        reference = fingerprint_symmetric(state, perms, classes)
+        assert exp.fingerprints[idx] == reference == fast(state) == fresh(state)
+        for _, nxt in model.expand(state):
+            assert fast.canonical(nxt).encode() == canonical_encode(nxt, perms, classes)
+            assert fast(nxt) == fingerprint_symmetric(nxt, perms, classes)
+    assert group_fingerprint._STATE_CACHE_LIMIT >= 1024
 
 def _fraction_box(total, caps, start):
     """The water level in :class:`~fractions.Fraction` (the implementation before integers)."""
