@@ -143,10 +143,22 @@ def _relabel(view):
 def test_relabelling_the_input_does_not_change_the_verdicts(path):
     view = json.loads(path.read_text())
     relabelled = _relabel(view)
-    for assignor in (independent_ha.assign, independent_ha.assign_kafka_style):
-        before = {v.property: v.status for v in judge(view, assignor(view)).verdicts}
-        after = {v.property: v.status for v in judge(relabelled, assignor(relabelled)).verdicts}
+    for assignor, rules in ((independent_ha.assign, "ha"), (independent_ha.assign_kafka_style, "ha"),
+                            (independent_learner.assign, "learner")):
+        before = {v.property: v.status for v in judge(view, assignor(view), rules=rules).verdicts}
+        after = {v.property: v.status for v in judge(relabelled, assignor(relabelled), rules=rules).verdicts}
         assert before == after
+
+
+def test_the_planner_answers_the_recorded_corpus_inputs_keeping_every_ha_property(tmp_path, capsys):
+    """``oracle --corpus`` on the planner's answers to the inputs of examples/corpus/ha.jsonl."""
+    lines = (ROOT / "examples" / "corpus" / "ha.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    corpus = tmp_path / "planner.jsonl"
+    corpus.write_text("".join(json.dumps({"name": r["name"], "input": r["input"],
+                                          "output": independent_ha.assign(r["input"])}) + "\n" for r in records))
+    assert main(["oracle", "--corpus", str(corpus)]) == 0
+    assert f"every promised property holds on all {len(records)} lines" in capsys.readouterr().out
 
 
 # A layout every reading of seed 002's balance but one calls balanced: 1_0 alone on the
