@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["assign", "assign_dealing_stateless", "assign_kafka_style"]
+__all__ = ["assign", "assign_dealing_stateless", "assign_kafka_style", "assign_one_warmup"]
 
 NO_STATE = float("inf")
 
@@ -429,3 +429,17 @@ def assign_dealing_stateless(raw):
         room[m] -= 1
         answer["assignment"][m]["active"] = sorted(answer["assignment"][m]["active"] + [t])
     return answer
+
+
+# --------------------------------------------------------------------------- one warmup at a time
+
+
+def assign_one_warmup(raw):
+    """The planner, using one warmup at a time whatever ``max_warmup_replicas``
+    allows: the config is a maximum ("the maximum number of extra replicas to
+    assign for the purpose of moving a task", seed 002), used here as a throttle
+    turned all the way down; balance is still reached "gradually ... over time"
+    ("Iterative Balancing Assignments")."""
+    config = dict(raw.get("config") or {})
+    config["max_warmup_replicas"] = min(1, int(config.get("max_warmup_replicas", 2)))
+    return assign(dict(raw, config=config))
