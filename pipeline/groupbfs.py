@@ -150,8 +150,9 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             if monitor is not None:
                 before = len(monitor.discoveries)
                 monitor.on_edge(e, pos, state, action, nxt, -1)
-                for name in _new_names(monitor, before):
-                    edge_disc[name] = (e, monitor.discoveries[name])
+                if len(monitor.discoveries) != before:  # rare: a first discovery on this edge
+                    for name in _new_names(monitor, before):
+                        edge_disc[name] = (e, monitor.discoveries[name])
             e += 1
     cand_fp = np.array(cand_fp, dtype=np.int64)
     keep = np.flatnonzero(~member(visited, cand_fp))
@@ -172,8 +173,9 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
         for local, state in enumerate(kept_states):
             before = len(monitor.discoveries)
             monitor.on_state(local, state)
-            for name in _new_names(monitor, before):
-                state_disc[name] = (local, monitor.discoveries[name])
+            if len(monitor.discoveries) != before:
+                for name in _new_names(monitor, before):
+                    state_disc[name] = (local, monitor.discoveries[name])
         table = [None] * len(monitor._layouts)
         for lay, lid in monitor._layouts.items():
             table[lid] = lay

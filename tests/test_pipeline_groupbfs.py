@@ -10,6 +10,7 @@ discoveries. The last level sizes are not pinned here: the group model's own tes
 import re
 import sys
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from pyspark import cloudpickle
@@ -134,9 +135,32 @@ def test_equal_at_100k_states_with_the_default_hybrid(spark):
     ],
 )
 def test_equal_verdicts_with_every_level_on_spark(spark, proto, assignor, bounds):
-    model, ctx = check(proto, assignor, **bounds)
-    local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
-    assert local.complete
+    run = every_level_on_spark(spark, proto, assignor, bounds)
+    assert_same(run.local, run.distributed, run.local_monitor, run.spark_monitor)
+    assert verdicts(run.ctx, run.local, run.local_monitor) == verdicts(run.ctx, run.distributed, run.spark_monitor)
+    assert run.local.complete
+
+
+#: (protocol, assignor, bounds) -> the runs of :func:`every_level_on_spark`, for the tests that read them
+_EVERY_LEVEL_ON_SPARK: dict = {}
+
+
+def every_level_on_spark(spark, proto, assignor, bounds):
+    """The local run and the Spark run (every level on Spark, 3 partitions) of one check, each
+    with a model of its own (so each model's chooser counts its own run's assignor calls), made
+    once for the tests that check different things of the same two runs."""
+    key = (proto, assignor, tuple(sorted(bounds.items())))
+    if key not in _EVERY_LEVEL_ON_SPARK:
+        local_model, ctx = check(proto, assignor, **bounds)
+        local_monitor = RunMonitor(ctx, local_model)
+        local = explore(local_model, monitor=local_monitor)
+        spark_model, _ = check(proto, assignor, **bounds)
+        spark_monitor = RunMonitor(ctx, spark_model)
+        distributed = explore_spark(spark_model, monitor=spark_monitor, spark=spark, local_below=0, partitions=3)
+        _EVERY_LEVEL_ON_SPARK[key] = SimpleNamespace(
+            ctx=ctx, local_model=local_model, local=local, local_monitor=local_monitor,
+            spark_model=spark_model, distributed=distributed, spark_monitor=spark_monitor)
+    return _EVERY_LEVEL_ON_SPARK[key]
 
 
 def owner_blind(view):
@@ -330,13 +354,11 @@ def test_a_reduced_run_resumes_to_the_same_reduced_result(spark, tmp_path):
 
 def test_the_assignor_calls_of_spark_workers_are_counted(spark):
     """Each worker keeps its own memo: a Spark run asks the assignor at least as often as a local
-    one, and looks up exactly as many views (calls + memo hits), all counted on the model's chooser."""
-    local_model, ctx = check("learner", "learner", instances=3, initial=2, events=2, standbys=0)
-    explore(local_model, monitor=RunMonitor(ctx, local_model))
-    spark_model, ctx = check("learner", "learner", instances=3, initial=2, events=2, standbys=0)
-    distributed = explore_spark(spark_model, monitor=RunMonitor(ctx, spark_model), spark=spark, local_below=0, partitions=3)
-    assert distributed.spark_stats["spark_levels"] > 1
-    local, remote = local_model._chooser, spark_model._chooser
+    one, and looks up exactly as many views (calls + memo hits), all counted on the model's chooser
+    (the two runs test_equal_verdicts_with_every_level_on_spark[learner-learner-bounds2] compares)."""
+    run = every_level_on_spark(spark, "learner", "learner", dict(instances=3, initial=2, events=2, standbys=0))
+    assert run.distributed.spark_stats["spark_levels"] > 1
+    local, remote = run.local_model._chooser, run.spark_model._chooser
     assert remote.calls >= local.calls > 0
     assert remote.calls + remote.hits == local.calls + local.hits
 
