@@ -7,8 +7,13 @@ KIP-441: an assignment is balanced when it shows both
 
 With capacities (stream threads), "within 1" becomes: no single task moved from instance
 ``i`` to instance ``j`` would leave ``j`` less loaded per thread than ``i`` was, i.e. for all
-``i, j``: ``n_i / c_i <= (n_j + 1) / c_j``. With equal capacities this is exactly
-``max - min <= 1``. Subtopology balance applies the same rule to each subtopology's tasks
+``i, j``: ``n_i / c_i <= (n_j + 1) / c_j`` (:func:`within_one`). With equal capacities this is
+exactly ``max - min <= 1``. The KIP leaves capacities open, and a second reading is as
+faithful: its two sentences taken literally, instances within one task and no thread running
+more than one task more than another (:func:`threads_within_one`).
+The solver and the built-in assignors aim at the first (:attr:`BalanceReport.balanced`); the
+properties accept a count balanced by either (:attr:`BalanceReport.balanced_either`), so an
+implementation is not faulted for the reading it chose. Subtopology balance applies the same rule to each subtopology's tasks
 (the KIP's literal "instances executing it" count is met by layouts its own example
 rejects, so we check the spread it asks for). Active copies are what is balanced;
 leaving members (KIP-429 v2) are on their way out and are not counted. All copies (active,
@@ -33,7 +38,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["within_one", "spread", "BalanceReport", "measure_balance", "is_balanced"]
+__all__ = ["within_one", "threads_within_one", "spread", "BalanceReport", "measure_balance", "is_balanced", "balanced_either"]
 
 
 def within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
@@ -46,6 +51,32 @@ def within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
             if i != j and counts[i] * capacities[j] > (counts[j] + 1) * capacities[i]:
                 return False
     return True
+
+
+def threads_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
+    """True when the KIP's two literal sentences hold: instances within one task, threads within one task.
+
+    The second reading of "within one" with capacities. KIP-441 "Defining balance": "The instance
+    with the most tasks has no more than 1 more task than the instance with the least tasks"
+    (counts, capacities aside), and "Constraints and Cost Function": "instead of letting one
+    thread have more tasks than another" (each instance's tasks spread over its threads, the
+    busiest thread anywhere, ``ceil(n_i / c_i)``, runs at most one task more than the idlest,
+    ``floor(n_j / c_j)``). With equal capacities it is :func:`within_one`; it accepts more where
+    threads are idle: one task on a one-thread instance beside a two-thread instance with none
+    (every thread runs 1 or 0 tasks, the instances hold 1 and 0).
+
+    >>> threads_within_one({"I1": 1, "I2": 0}, {"I1": 1, "I2": 2}), within_one({"I1": 1, "I2": 0}, {"I1": 1, "I2": 2})
+    (True, False)
+    >>> threads_within_one({"I1": 2, "I2": 1}, {"I1": 1, "I2": 2}), threads_within_one({"I1": 2, "I2": 0}, {"I1": 2, "I2": 2})
+    (False, False)
+    """
+    if not counts:
+        return True
+    if max(counts.values()) - min(counts.values()) > 1:
+        return False
+    busiest = max(-(-counts[m] // capacities[m]) for m in counts)
+    idlest = min(counts[m] // capacities[m] for m in counts)
+    return busiest - idlest <= 1
 
 
 def spread(counts: dict[str, int], capacities: dict[str, int]) -> float:
@@ -66,10 +97,19 @@ class BalanceReport:
     copies_spread: float
     subtopology_within_one: bool
     subtopology_spread: tuple[tuple[str, float], ...]
+    #: the actives, and each subtopology's, within one by :func:`within_one` or :func:`threads_within_one`
+    active_either: bool = False
+    subtopology_either: bool = False
 
     @property
     def balanced(self) -> bool:
+        """Balanced by :func:`within_one` (the reading the solver and the built-in assignors aim at)."""
         return self.active_within_one and self.subtopology_within_one
+
+    @property
+    def balanced_either(self) -> bool:
+        """Balanced by either reading of "within one" with capacities, count by count (what the properties accept)."""
+        return self.balanced or (self.active_either and self.subtopology_either)
 
     def describe(self) -> str:
         worst = max((s for _, s in self.subtopology_spread), default=0.0)
@@ -105,9 +145,16 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
         copies_spread=spread(copies, caps),
         subtopology_within_one=all(within_one(per_sub[s], caps) for s in per_sub),
         subtopology_spread=subs,
+        active_either=within_one(actives, caps) or threads_within_one(actives, caps),
+        subtopology_either=all(within_one(per_sub[s], caps) or threads_within_one(per_sub[s], caps) for s in per_sub),
     )
 
 
 def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:
     """KIP-441 balance: instance balance and subtopology balance of the actives."""
     return measure_balance(view, assignment).balanced
+
+
+def balanced_either(view: RebalanceInput, assignment: Assignment) -> bool:
+    """KIP-441 balance by either reading of "within one" with capacities (:attr:`BalanceReport.balanced_either`)."""
+    return measure_balance(view, assignment).balanced_either

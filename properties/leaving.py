@@ -3,12 +3,21 @@
 KIP-429 (seed 001, "Scale Down"): members told that a shutdown is on the way "send join group
 request to indicate that they are 'leaving soon'. During rebalance assignment, leader will
 perform the learner assignment among members without intention of leaving." A learner is a
-copy that must restore its state first, so a member marked leaving is given no copy beyond the
-active (standby or warmup role alike: the label decides nothing, :mod:`rebalproof.properties.common`
-"Labels") of a stateful task that it did not hold going in and is not caught up on. What it
+copy that must restore its state first, so a member marked leaving is given no learner (below)
+of a stateful task that it did not hold going in and is not caught up on. What it
 held, or has caught-up state for (a task it revoked at this join, KIP-429's being-learned
 revocation), is no learning. An active is not a learner (KIP-429 v2 keeps a leaving member's
 actives until their learners are ready), and a stateless task has nothing to learn.
+
+Which copies are learners is the one place a label decides: KIP-429 defines a learner as "a
+special standby task", told apart by its ``isLearner`` tag ("Task Tagging": "Indicate whether standby task is a learner task"), and the model's
+learner protocol reads the ``warmup`` role so (owners revoke their being-learned tasks). So a
+leaving member's new ``warmup`` copy is a learner. A new ``standby`` copy is not: the algorithm
+assigns standbys in a step of its own ("Assign standby tasks: ... To resource available
+instances"), which does not exclude leaving members. It is a learner only where the count
+leaves no other reading: more new standbys on leaving members than the task's standby slots
+(``min(num_standby_replicas, members - 1)``). Found by an independently written KIP-429
+assignor that placed a standby on a leaving member while a staying member learned the task.
 
 When every member is leaving, none is "without intention of leaving", so nobody is treated as
 leaving (someone must run the tasks), as :mod:`rebalproof.model.assignors.learner` does.
@@ -32,7 +41,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import problems_verdict
+from rebalproof.properties.common import plural, problems_verdict, standby_allowance
 from rebalproof.properties.verdict import Verdict
 
 __all__ = ["staying_learners"]
@@ -43,21 +52,34 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
     leaving = [m for m in view.members if m.leaving]
     if len(leaving) == len(view.members):
         leaving = []
-    problems, tasks, members = [], [], []
+    slots = standby_allowance(view)
+    learners: dict[str, list[str]] = {}  # member -> tasks given as learners (warmup role)
+    standbys: dict[str, list[str]] = {}  # task -> leaving members given it as a new standby
     for member in sorted(leaving, key=lambda m: id_key(m.id)):
         given = assignment.of(member.id)
-        learners = sorted_ids(
-            {
-                t
-                for t in given.standby + given.warmup
-                if view.has_task(t) and view.task(t).stateful and t not in given.active
-                and t not in member.copies and not is_caught_up(view, member.id, t)
-            }
+        for t in sorted_ids(set(given.standby + given.warmup)):
+            if (view.has_task(t) and view.task(t).stateful and t not in given.active
+                    and t not in member.copies and not is_caught_up(view, member.id, t)):
+                if t in given.warmup:
+                    learners.setdefault(member.id, []).append(t)
+                else:
+                    standbys.setdefault(t, []).append(member.id)
+    problems, tasks, members = [], [], []
+    for member, ts in learners.items():
+        copies = f"{'a learner' if len(ts) == 1 else 'learners'} of {', '.join(ts)}"
+        problems.append(f"{member} is leaving but is given {copies} (a copy it did not hold and is not caught up on)")
+        tasks.extend(ts)
+        members.append(member)
+    for t in sorted_ids(standbys):
+        over = len(standbys[t]) - slots  # the new standbys on leaving members take the task's standby slots first
+        if over <= 0:
+            continue
+        who = standbys[t][0] if len(standbys[t]) == 1 else f"{'each' if over == len(standbys[t]) else 'one'} of {', '.join(standbys[t])}"
+        problems.append(
+            f"{who} {'is' if len(standbys[t]) == 1 else 'are'} leaving but {'is' if len(standbys[t]) == 1 else 'are'} given a standby of {t} "
+            f"beyond the {plural(slots, 'standby')} the task may have: a copy to learn"
         )
-        if learners:
-            copies = f"{'a learner' if len(learners) == 1 else 'learners'} of {', '.join(learners)}"
-            problems.append(f"{member.id} is leaving but is given {copies} (a copy it did not hold and is not caught up on)")
-            tasks.extend(learners)
-            members.append(member.id)
+        tasks.append(t)
+        members.extend(standbys[t])
     said = "no member is leaving" if not leaving else f"no learner on {', '.join(sorted_ids(m.id for m in leaving))}, which {'is' if len(leaving) == 1 else 'are'} leaving"
-    return problems_verdict("staying-learners", problems, tasks, members, said)
+    return problems_verdict("staying-learners", problems, sorted_ids(set(tasks)), sorted_ids(set(members)), said)

@@ -45,7 +45,9 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
     counted whatever the copies are called (a ``warmup`` within the standby allowance is a
     standby: :mod:`rebalproof.properties.common`, "Labels"), and no copy of a stateless task
     beyond its active (nothing to restore, so no purpose) — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
-    caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), and no
+    caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), no
+    replica is behind while a caught-up member holds no copy of its task (requirement 2, "must
+    assign standby tasks to the next-most-caught-up instances", ranks above 5), and no
     member is leaving (KIP-441 knows no leaving members; a leaving member must be emptied, so
     its assignment cannot be final).
     """
@@ -71,6 +73,15 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
         for member in view.owners(task_id):
             if not is_caught_up(view, member, task_id):
                 reasons.append(f"active {task_id} on {member} is not caught up (lag {lag_of(view, member, task_id)})")
+    for task_id in view.stateful_task_ids:  # requirement 2 ranks above 5: a standby behind may move to a caught-up member
+        behind = [m for m in replica_holders(view, current, task_id) if not is_caught_up(view, m, task_id)]
+        if behind:
+            idle = [m.id for m in view.members if task_id not in m.copies and is_caught_up(view, m.id, task_id)]
+            if idle:
+                reasons.append(
+                    f"the standby of {task_id} on {words(behind)} is behind while {words(idle)}, caught up, "
+                    f"{'holds' if len(idle) == 1 else 'hold'} no copy"
+                )
     return tuple(reasons)
 
 

@@ -20,6 +20,7 @@ from rebalproof.model.group_protocol import protocol
 from rebalproof.model.group_state import GroupState, MemberState
 from rebalproof.model.codec import decode_input
 from rebalproof.properties.run_check import check_model
+from rebalproof.properties.run import progress_bound
 from rebalproof.symmetry import sample_renamings
 from rebalproof.traces.render_text import header_lines
 
@@ -170,10 +171,13 @@ def _one_warmup(view):
     return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)
 
 
-def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_planning_is_caught():
+def test_rebalances_that_only_realize_planned_moves_are_not_decisive_and_slow_planning_is_measured():
     """With capacities 1,2 the joiner's copies restore one by one: ha realizes them in separate
-    rebalances, which the bound does not charge; an assignor that plans one warmup per round
-    where two are allowed still exceeds it (2x3 tasks: bound ceil(6/2)+1 = 4)."""
+    rebalances, which the bound does not charge. An assignor that plans one warmup per round
+    where two are allowed is slower than Kafka's pace (2x3 tasks: ceil(6/2)+1 = 4, reported as
+    ``rebalance_bound``) but keeps the promise, the progress bound 6 + 1: max_warmup_replicas is
+    a maximum (KIP-441 "setting the number high would allow the algorithm to assign all the
+    desired movements in one shot")."""
     from rebalproof.model.assignors import builtin
 
     cooperative = protocol("cooperative")
@@ -186,8 +190,8 @@ def test_rebalances_that_only_realize_planned_moves_are_not_decisive_but_slow_pl
                        bounds=wide).status("converges").value == "holds"
     slow = check_model(protocol=cooperative, assignor=_one_warmup, assignor_name="one-warmup", rules="ha", bounds=wide)
     verdict = slow.result("converges").verdict
-    assert verdict.status.value == "violated" and "decisive rebalances after one added instance" in verdict.message
-    assert "converges" in slow.traces
+    assert verdict.status.value == "holds", verdict.message
+    assert verdict.measure["rebalance_bound"] == 4 < verdict.measure["worst_rebalances_after_join"] <= progress_bound(wide) == 7
 
 
 
@@ -255,7 +259,7 @@ def test_settled_balance_the_oracle_cannot_decide_makes_converges_inconclusive(m
     from rebalproof.properties import run as run_module
 
     monkeypatch.setattr(run_module, "balance_attainable", lambda view: None)
-    monkeypatch.setattr(run_module, "is_balanced", lambda view, assignment: False)
+    monkeypatch.setattr(run_module, "balanced_either", lambda view, assignment: False)
     result = check_model(protocol=protocol("cooperative"), assignor=builtin("ha").make(), assignor_name="ha", rules="ha",
                          bounds=Bounds(instances=2, initial=2, subtopologies=1, partitions=2, events=0, capacities=(1, 2)))
     verdict = result.result("converges").verdict

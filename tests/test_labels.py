@@ -70,11 +70,17 @@ def _picker(data):
     return pick
 
 
+#: The one verdict a label decides: under KIP-429 a ``warmup`` copy is a learner, told apart from
+#: a standby by its ``isLearner`` tag (seed 001 "Task Tagging"; properties/leaving.py).
+LABEL_READ = {("learner", "staying-learners")}
+
+
 def _verdicts(view, out):
     return {
         (rules, v.property): (v.status, v.tasks, v.members, v.measure)
         for rules in RULE_SETS
         for v in check_assignment(view, out, rules=rules)
+        if (rules, v.property) not in LABEL_READ
     }
 
 
@@ -147,7 +153,9 @@ def test_a_warmup_going_in_is_kept_like_a_standby():
             members=(
                 Member(id="I1", active=("0_0",), standby=("0_2",), lags={"0_0": 0, "0_2": 0}),
                 Member(id="I2", active=("0_1",), lags={"0_1": 0, "0_0": 50000}, **{role: ("0_0",)}),
-                Member(id="I3", active=("0_2",), standby=("0_1",), lags={"0_0": 0, "0_1": 0, "0_2": 0}),
+                # no state for 0_0: with I3 caught up on it and holding no copy, the standby behind
+                # on I2 may move (requirement 2 ranks above 5) and the premise would not hold
+                Member(id="I3", active=("0_2",), standby=("0_1",), lags={"0_1": 0, "0_2": 0}),
             ),
             previous_members=("I1", "I2", "I3"),
         )

@@ -509,8 +509,17 @@ def test_staying_learners_no_learner_on_a_leaving_member():
     learner = answer(I1="0_0 0_1", I2="~0_0", I3="~1_0")
     verdict = staying_learners(view, learner)
     assert verdict.violated and verdict.tasks == ("0_0",) and verdict.members == ("I2",), verdict.message
-    # the label decides nothing: a standby-role copy it must restore is a learner too
+    # a standby-role copy it must restore, where the task may have no standby, is a learner too
     assert staying_learners(view, answer(I1="0_0 0_1", I2="+0_0", I3="")).violated
+    # KIP-429 tells a learner from a standby by its isLearner tag (the warmup role): with a standby
+    # slot, a new standby on a leaving member is a standby (seed 001 assigns standbys in a step of
+    # their own, leaving members not excluded), while a staying member learns the task; two new
+    # standbys on leaving members for one slot are one learner too many
+    slotted = view_of(["0_0", "0_1"], [*members[:2], dict(id="I3", lags={"0_0": 0}), dict(id="I4", leaving=True)], num_standby_replicas=1)
+    assert staying_learners(slotted, answer(I1="0_0 0_1", I2="+0_0", I3="~0_0")).holds
+    assert staying_learners(slotted, answer(I1="0_0 0_1", I2="~0_0", I3="+0_0")).violated
+    crowded = staying_learners(slotted, answer(I1="0_0 0_1", I2="+0_0", I4="+0_0"))
+    assert crowded.violated and "one of I2, I4" in crowded.message and crowded.members == ("I2", "I4"), crowded.message
     # caught up on it (0_1), an active, a stateless task, or a staying member: no learner on a leaving one
     for fine in (answer(I1="0_0 0_1", I2="+0_1", I3="~0_0"), answer(I1="0_1", I2="0_0", I3=""), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0")):
         assert staying_learners(view, fine).holds, fine
