@@ -148,12 +148,15 @@ def _changes(before: Assignment, after: Assignment, members) -> list[str]:
 
 
 def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """A valid, balanced, caught-up current assignment comes back unchanged, with no probing rebalance.
+    """A valid, balanced, caught-up current assignment comes back unchanged.
 
     When :func:`fixpoint_premise` finds no reason against the current assignment, the answer must
     have the same copies (:func:`same_copies`: equal member by member, members with nothing
-    aside, a standby and a warmup alike) and ``probing_rebalance`` false. Otherwise the
-    property holds vacuously, with ``measure["premise"]`` false and the reasons in the message.
+    aside, a standby and a warmup alike). Otherwise the property holds vacuously, with
+    ``measure["premise"]`` false and the reasons in the message. A probing rebalance asked for
+    is no change of the assignment: "once the leader makes a balanced assignment, it *can* stop
+    performing probing rebalances" (KIP-441 "Probing Rebalances") allows, it does not order;
+    probing for ever is ``converges``' business (the group never settles).
     """
     reasons = fixpoint_premise(view)
     if reasons:
@@ -170,8 +173,6 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     if changes:
         shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
         problems.append(f"the answer changes it: {'; '.join(shown)}")
-    if assignment.probing_rebalance:
-        problems.append("the answer asks for a probing rebalance")
     if not problems:
         return Verdict(
             property="fixpoint",

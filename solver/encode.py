@@ -117,7 +117,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
                 cons.append((f"learner-handover[{t}@{m}]", z3.Implies(a(t, m), z3.Or([a(t, k) for k in kept]))))
     current = facts.fixpoint_current
     if current is not None:
-        cons.append(("fixpoint", z3.And(_same_copies(var, view, current) + [z3.Not(probing)])))
+        cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))
     if rs.probing:
         cons.append(("probing-rebalance", probing == z3.Not(balanced_constraint(var, view, facts))))
     return Encoding(view=view, facts=facts, var=var, probing=probing, constraints=tuple(cons))

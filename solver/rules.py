@@ -328,8 +328,8 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             if kept and not actives & set(kept):
                 for m in sorted_ids(actives & set(refused)):
                     out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)}, which stay{'s' if len(kept) == 1 else ''}, and given to {m}, which held no copy of it: learner-handover", (t,), (m, *kept)))
-    if facts.fixpoint_current is not None and not (same_copies(assignment, facts.fixpoint_current) and not assignment.probing_rebalance):
-        out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged with no probing rebalance: fixpoint"))
+    if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
+        out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:
         balanced = is_balanced(view, assignment)
         if assignment.probing_rebalance == balanced:

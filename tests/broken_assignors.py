@@ -180,7 +180,7 @@ def lagging_active(view: RebalanceInput) -> Assignment | None:
 
 def reshuffle(view: RebalanceInput) -> Assignment | None:
     """Changes a valid, balanced, caught-up current assignment: swaps an active with a caught-up
-    standby, or (when there is none) keeps the layout but asks for a needless probing rebalance."""
+    standby (None when there is none: a probing rebalance alone is no change, KIP-441 "can stop")."""
     if fixpoint_premise(view):
         return None
     holds = _current(view)
@@ -193,7 +193,7 @@ def reshuffle(view: RebalanceInput) -> Assignment | None:
                 holds[m]["standby"].remove(task)
                 holds[m]["active"].append(task)
                 return _answer(view, holds)
-    return _answer(view, holds, probing=True)
+    return None
 
 
 def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task: str, owner: str, to: str) -> bool:
