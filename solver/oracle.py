@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import z3
 
 from rebalproof.model.assignment import Assignment
-from rebalproof.model.balance import is_balanced
+from rebalproof.model.balance import balanced_either
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced as ha_balanced
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
@@ -210,7 +210,9 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
     (requirement 6, a "should": how a run got here is not the recorded answer's to prove).
     ``balance="hard"``: the hard rules only. ``balance="achievable"``: also balanced whenever
     some answer keeping the hard rules is balanced (the same reading as
-    :class:`rebalproof.solver.spec.SpecAssignor`). Inconclusive only when that question times out.
+    :class:`rebalproof.solver.spec.SpecAssignor`); an answer counts as balanced by either reading
+    of "within one" with capacities, as the catalogue counts it
+    (:func:`~rebalproof.model.balance.balanced_either`). Inconclusive only when that question times out.
     """
     rs = rule_set(rules)
     if balance not in BALANCE_MODES:
@@ -232,7 +234,7 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
             broken.append(Violation("probing-rebalance", f"{catalogue.message}: probing-rebalance"))
         elif catalogue.status is Status.INCONCLUSIVE:
             undecided = catalogue.message
-    if balance == "achievable" and not broken and not is_balanced(view, assignment):
+    if balance == "achievable" and not broken and not balanced_either(view, assignment):
         achievable = balance_achievable(view, rs.name, timeout=timeout)
         if achievable is None:
             return Verdict(property=name, status=Status.INCONCLUSIVE, message="keeps the hard rules; whether a balanced answer exists was not decided in time")

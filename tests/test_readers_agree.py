@@ -406,3 +406,21 @@ def test_conforms_judges_the_promises_no_solver_rule_reads():
     assert explain(view, moved, "learner") == [v.sentence for v in violations(view, moved, "learner")]
     assert conforms(view, moved, "learner").violated
     assert conforms(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"warmup": ["0_0"]}}), "learner").holds
+
+
+def test_conforms_achievable_counts_balance_as_the_catalogue_does():
+    """An answer balanced only by the second reading of "within one" with capacities (instances
+    within one task, no thread more than one task above another) is balanced for ``balanced``,
+    so ``conforms(balance="achievable")`` (replay --balance achievable) must not fault it."""
+    caught_up = {t: 0 for t in ("0_0", "0_1", "1_0", "1_1")}
+    view = RebalanceInput(
+        config=Config(num_standby_replicas=0),
+        tasks=tuple(Task(id=t) for t in ("0_0", "0_1", "1_0", "1_1")),
+        members=(Member(id="I1", capacity=1, active=("1_0",), lags=caught_up), Member(id="I2", capacity=2, active=("0_1", "1_1"), lags=caught_up),
+                 Member(id="I3", capacity=2, active=("0_0",), lags=caught_up)),
+        previous_members=("I1", "I2", "I3"),
+    )
+    answer = Assignment.build({"I1": {"active": ["1_0"]}, "I2": {"active": ["0_1", "1_1"]}, "I3": {"active": ["0_0"]}})
+    assert next(v for v in check_assignment(view, answer, rules="ha") if v.property == "balanced").holds
+    for rules in ("ha", "sticky"):
+        assert conforms(view, answer, rules, balance="achievable").holds, conforms(view, answer, rules, balance="achievable").message
