@@ -1,0 +1,80 @@
+"""Red team round 2: is ``--symmetry auto`` sound? A name-dependent bug it reduces away.
+
+``tests/assignors/independent_traps.py`` holds the independent planner with one bug each
+(every standby dropped, so ``standby-count`` is violated) that fires only in views whose names
+say so. Most are caught by the sampling (``--symmetry auto`` then explores in full and agrees
+with ``off``). One is not: ``i1_runs_0_1_i2_backs_0_0`` fires when I1 runs 0_1
+and I2 backs up 0_0. At the default bounds and ``--events 3`` ``--symmetry off`` asks the
+assignor 3 views with that naming and is violated; ``--symmetry auto`` (seed 0) samples 12
+views, finds the answers equivariant, and its reduced exploration reaches only renamed twins
+of those views, so it reports every promised property holding: a missed violation. Seeds 1-3
+of ``--symmetry-seed`` happen to sample it. Reported, not fixed here: a strict xfail.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rebalproof.cli.main import main
+from rebalproof.oracle import judge
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.assignors import independent_traps  # noqa: E402
+
+TRAP = "py:tests.assignors.independent_traps:i1_runs_0_1_i2_backs_0_0"
+
+
+def _violated(capsys, *argv):
+    code = main(["check", *argv, "--json", "--quiet"])
+    report = json.loads(capsys.readouterr().out)
+    return code, {p["property"] for p in report["properties"] if p["status"] == "violated"}
+
+
+# A view the trap fires on (the first of the three ``--symmetry off`` asks at the defaults).
+TRAP_VIEW = {
+    "config": {"num_standby_replicas": 1, "acceptable_recovery_lag": 10000, "max_warmup_replicas": 2},
+    "tasks": [{"id": "0_0"}, {"id": "0_1"}, {"id": "1_0"}, {"id": "1_1"}],
+    "members": [
+        {"id": "I1", "active": ["0_0", "0_1", "1_0"], "standby": ["1_1"],
+         "lags": {"0_0": 0, "0_1": 0, "1_0": 0, "1_1": 0}},
+        {"id": "I2", "active": ["1_1"], "standby": ["0_0", "0_1", "1_0"],
+         "lags": {"0_0": 0, "0_1": 0, "1_0": 0, "1_1": 0}},
+    ],
+    "previous_members": ["I1", "I2"],
+}
+
+
+def test_the_trap_drops_the_standbys_only_under_its_names():
+    assert [v.property for v in judge(TRAP_VIEW, independent_traps.i1_runs_0_1_i2_backs_0_0(TRAP_VIEW)).violations] \
+        == ["standby-count"]
+    swapped = json.loads(json.dumps(TRAP_VIEW).replace("I1", "Ix").replace("I2", "I1").replace("Ix", "I2"))
+    assert judge(swapped, independent_traps.i1_runs_0_1_i2_backs_0_0(swapped)).ok
+
+
+def test_without_symmetry_the_trap_is_caught(capsys):
+    code, violated = _violated(capsys, "--assignor", TRAP, "--symmetry", "off")
+    assert code == 1 and "standby-count" in violated
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "red2 soundness report: --symmetry auto (seed 0) samples 12 leader views, finds them equivariant and "
+    "reduces; the reduced run never asks a view in the trap's naming, so it reports standby-count holding "
+    "where --symmetry off finds it violated on 24 views (default bounds; also --events 3)"))
+def test_symmetry_auto_reports_what_symmetry_off_reports(capsys):
+    off = _violated(capsys, "--assignor", TRAP, "--symmetry", "off")
+    auto = _violated(capsys, "--assignor", TRAP, "--symmetry", "auto")
+    assert auto == off
+
+
+@pytest.mark.parametrize("trap", ["without_i1", "without_i2"])
+def test_sampling_catches_a_member_missing_by_name(capsys, trap):
+    """A bug keyed on which member is gone shows in the first BFS levels: auto explores in full."""
+    spec = f"py:tests.assignors.independent_traps:{trap}"
+    assert _violated(capsys, "--assignor", spec, "--symmetry", "auto") == _violated(capsys, "--assignor", spec,
+                                                                                    "--symmetry", "off")
