@@ -139,16 +139,30 @@ def _blank(text: str, skip: re.Pattern) -> str:
     return skip.sub(lambda m: " " * len(m.group()), text)
 
 
+def _offset_before_cut(text: str, skip: re.Pattern, at: int) -> int:
+    """The offset in ``text`` of the character at offset ``at`` of ``skip.sub("", text)``: each
+    match cut out before it moves it on by the match's length (matches after it are not read)."""
+    for match in skip.finditer(text):
+        start, end = match.span()
+        if start > at:
+            break
+        at += end - start
+    return at
+
+
 def _check_depth(text: str, skip: re.Pattern, where: str, structure: str | None = None) -> None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return
     if structure is None:
         # the brackets outside strings, in order, are the same with the strings cut out (in C)
-        # as with them blanked (a Python call per string): blank them only to name the place
-        if _depth_problem(skip.sub("", text), MAX_DEPTH) is None:
-            return
-        structure = _blank(text, skip)
-    at = _depth_problem(structure, MAX_DEPTH)
+        # as with them blanked: the place is found in the cut text, then named in the file by
+        # the lengths cut before it (blanking every string was a Python call per string: 8
+        # million calls in the fuzzing suite's deep documents)
+        at = _depth_problem(skip.sub("", text), MAX_DEPTH)
+        if at is not None:
+            at = _offset_before_cut(text, skip, at)
+    else:
+        at = _depth_problem(structure, MAX_DEPTH)
     if at is not None:
         raise InputError(
             f"{where}: nested deeper than {MAX_DEPTH} levels ({_position(text, at)}); "

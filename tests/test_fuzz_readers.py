@@ -408,3 +408,24 @@ def test_the_size_limits_name_the_file_and_read_no_further(tmp_path, monkeypatch
     scenario.write_text("instances = 2\n" + "# comment\n" * 20)
     code, _, err = run("check", "--scenario", str(scenario))
     assert code == 2 and "over the limit of 100 bytes for a TOML file" in err
+
+
+@pytest.mark.parametrize("skip", ["json", "toml"])
+def test_the_nesting_place_is_named_where_blanking_the_strings_names_it(skip):
+    """reading._check_depth finds the place in the text with its strings cut out and names it in
+    the file by the lengths cut before it: the offset blanking every string gives, brackets in
+    strings, escapes, unterminated strings and comments included."""
+    import random
+
+    pattern = reading._JSON_STRING if skip == "json" else reading._TOML_SKIP
+    pieces = ['[', ']', '{', '}', '"a[b"', '"x"', '"{{{"', '"\\\\"', '"\\"["', ',', '1', ' ', '"open [', '#c[\n', "'t['", '"""m[\n]"""']
+    rng = random.Random(7)
+    found = 0
+    for _ in range(2000):
+        bias = rng.random()
+        text = "".join(rng.choice("[{") if rng.random() < bias / 2 else rng.choice(pieces) for _ in range(rng.choice([60, 300])))
+        cut = reading._depth_problem(pattern.sub("", text), reading.MAX_DEPTH)
+        blanked = reading._depth_problem(reading._blank(text, pattern), reading.MAX_DEPTH)
+        assert (None if cut is None else reading._offset_before_cut(text, pattern, cut)) == blanked, text
+        found += blanked is not None
+    assert found > 100  # deep documents were among them
