@@ -284,3 +284,30 @@ def test_a_planner_throttled_to_one_warmup_converges(capsys):
     code, _, statuses = _check(capsys, "--assignor", "py:tests.assignors.independent_ha:assign_one_warmup",
                                *ONE_JOIN_EIGHT_TASKS)
     assert statuses["converges"] == "holds"
+
+
+# ---- round 2: the pre-KIP-429 sticky assignor (tests/assignors/independent_sticky.py), written from
+# seed 002 "Related Work" (Kafka Consumer StickyAssignor) and seed 001 "Stop-The-World Effect".
+STICKY = "py:tests.assignors.independent_sticky:assign"
+
+
+@pytest.mark.parametrize("rules", [["--protocol", "eager", "--rules", "eager"], ["--rules", "sticky"]],
+                         ids=["eager", "sticky"])
+@pytest.mark.parametrize("bounds", [[], ["--stateless", "2"], ["--capacities", "1,2"],
+                                    ["--standbys", "2", "--instances", "4", "--initial", "3"]],
+                         ids=["defaults", "stateless2", "capacities12", "standbys2"])
+def test_the_independent_sticky_assignor_keeps_every_sticky_promise(capsys, rules, bounds):
+    """Also checked by hand (hold): --standbys 2, --instances 4 --initial 3, --partitions 3, --events 3."""
+    code, report, statuses = _check(capsys, "--assignor", STICKY, *rules, *bounds)
+    assert code == 0 and report["complete"] is True
+    assert set(_promised(statuses).values()) == {"holds"}, _promised(statuses)
+
+
+def test_the_independent_sticky_assignor_is_sticky_not_ha():
+    """Instance balance only, no warmups, no probing: the sticky rules hold it (the ha rules would
+    ask subtopology spread too)."""
+    view = json.loads((ROOT / "examples" / "inputs" / "scale_out.json").read_text())
+    from tests.assignors import independent_sticky
+    answer = independent_sticky.assign(view)
+    assert judge(view, answer, rules="sticky").ok
+    assert answer["probing_rebalance"] is False and all(not a["warmup"] for a in answer["assignment"].values())
