@@ -2,12 +2,13 @@
 
 Each bug is one plausible mistake in a correct assignor. Those ``check`` catches are asserted
 at the cheapest bounds that catch them (exit 1, the property a reader would expect named,
-the shortest trace's length); the correct example holds at those bounds. Two are missed by
+the shortest trace's length); the correct example holds at those bounds. Three are missed by
 every bound ``check`` offers and are reported as strict xfails:
 
-- ``lag_strict`` (``lag < acceptable_recovery_lag``): the group model reports a caught-up copy
-  as lag 0 and a behind one as ``acceptable_recovery_lag + 1``, never the limit itself, so no
-  exploration can tell ``<`` from ``<=``; ``oracle`` on a view with a lag at the limit does.
+- ``lag_strict`` (``lag < acceptable_recovery_lag``) and ``rank_unfloored`` (the lowest lag
+  wins): the group model reports a caught-up copy as lag 0 and a behind one as
+  ``acceptable_recovery_lag + 1``, never a lag in between, so no exploration can tell them from
+  the seed's floor; ``oracle`` on a view with a lag at the limit does (``fixpoint``).
 - ``copies_kept`` (the copies a move leaves behind are kept, within the warmup budget, with no
   probing rebalance): no per-rebalance property asks an extra copy to serve a move.
 """
@@ -81,17 +82,20 @@ AT_THE_LIMIT = {
 }
 
 
-def test_a_strict_lag_comparison_is_caught_on_a_lag_at_the_limit():
+@pytest.mark.parametrize("bug", ["lag_strict", "rank_unfloored"])
+def test_a_lag_bug_is_caught_on_a_lag_at_the_limit(bug):
     assert judge(AT_THE_LIMIT, correct(AT_THE_LIMIT)).ok
-    report = judge(AT_THE_LIMIT, independent_seeded.lag_strict(AT_THE_LIMIT))
+    report = judge(AT_THE_LIMIT, getattr(independent_seeded, bug)(AT_THE_LIMIT))
     assert [v.property for v in report.violations] == ["fixpoint"]
 
 
 @pytest.mark.xfail(strict=True, reason=(
     "red2 missed violation: the group model reports lags as 0 or acceptable_recovery_lag + 1, never "
-    "the limit, so check cannot tell 'lag < limit' from the seed's 'lag <= acceptable_recovery_lag'"))
-def test_check_catches_a_strict_lag_comparison(capsys):
-    code, violated, _ = _check(capsys, "--assignor", SEEDED + "lag_strict", "--events", "1")
+    "a lag within the limit but above 0, so check cannot tell 'lag < limit' or an unfloored rank from "
+    "the seed's 'lag <= acceptable_recovery_lag ... considered caught up'"))
+@pytest.mark.parametrize("bug", ["lag_strict", "rank_unfloored"])
+def test_check_catches_a_lag_bug(capsys, bug):
+    code, violated, _ = _check(capsys, "--assignor", SEEDED + bug, "--events", "1")
     assert code == 1
 
 

@@ -7,6 +7,8 @@ by rewriting what it reads or what it answers, so the bug is exactly the one nam
 - :func:`lag_strict` — "caught up" read as ``lag < acceptable_recovery_lag``; seed 002's
   pseudocode says ``else if (instance[task].lag <= acceptable_recovery_lag: // then the rank is
   0, because any instance within acceptable_recovery_lag is considered caught up``.
+- :func:`rank_unfloored` — ranks not floored at ``acceptable_recovery_lag`` (seed 002: "Rank has
+  a floor of acceptable_recovery_lag"): the member with the lowest lag always wins.
 - :func:`standbys_count_the_active` — the active counted as one of ``num_standby_replicas``.
 - :func:`copies_kept` — the copies a move leaves behind are never dropped (within the warmup
   budget): seed 002 "Assignment Algorithm" #3 allows extra copies only "to warm up instances that
@@ -29,7 +31,7 @@ from examples.ha_assignor import assign as correct
 from examples.ha_assignor import id_key
 from tests.assignors.independent_learner import assign as learner
 
-__all__ = ["lag_strict", "standbys_count_the_active", "copies_kept", "no_probing", "capacity_inverted",
+__all__ = ["lag_strict", "rank_unfloored", "standbys_count_the_active", "copies_kept", "no_probing", "capacity_inverted",
            "warmups_off_by_one", "leaving_gets_a_learner"]
 
 
@@ -39,6 +41,13 @@ def lag_strict(request: dict) -> dict:
     seen = copy.deepcopy(request)
     for m in seen["members"]:
         m["lags"] = {t: (lag + 1 if lag == limit else lag) for t, lag in (m.get("lags") or {}).items()}
+    return correct(seen)
+
+
+def rank_unfloored(request: dict) -> dict:
+    """``acceptable_recovery_lag`` ignored: the lowest lag wins, however small the others are."""
+    seen = copy.deepcopy(request)
+    seen.setdefault("config", {})["acceptable_recovery_lag"] = 0
     return correct(seen)
 
 
