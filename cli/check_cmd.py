@@ -18,12 +18,12 @@ distinct states explored.
 samples equivariance of the assignor: on renamings of instances and tasks of leader views of
 reachable states (the first BFS levels), the answer to a renamed view must be the renamed
 answer, up to automorphism (:mod:`rebalproof.symmetry`). If it held on every sample, the
-exploration is reduced by symmetry and says so, then samples again on views the reduced
-exploration reached; if a sample breaks it (first or after), the renaming that breaks it is
-shown with both answers as the ``equivariance`` finding (not promised by any protocol, so it
-does not change the exit code) and the model is explored without reduction (answers already
-asked are kept). Sampling can refute equivariance, never prove it: ``--symmetry off`` is the
-run that relies on no sample.
+exploration is reduced by symmetry and says so; then every leader view the reduced exploration
+reached is asked under every renaming the reduction merges by (each distinct renamed view
+once), which is what makes the reduction sound. If a renaming breaks it (sampled
+first or checked after), the renaming is shown with both answers as the ``equivariance``
+finding (not promised by any protocol, so it does not change the exit code) and the model is
+explored without reduction (answers already asked are kept).
 
 Honest limits: ``--time-limit S`` bounds the whole command, analysis included (exploration stops
 at :data:`~rebalproof.model.budget.EXPLORE_SHARE` of it, the graph checks at the limit; what is
@@ -314,8 +314,10 @@ def _symmetry_words(result) -> str:
     auto = result.symmetry_check
     if auto is None:
         return f"symmetry {'on' if result.symmetry else 'off'}"
+    if auto.reduce and auto.status is Status.INCONCLUSIVE:
+        return "symmetry auto: on (equivariance not verified on every view before the time limit)"
     if auto.reduce:
-        return "symmetry auto: on (equivariance held on every sample)"
+        return "symmetry auto: on (equivariance held on every view reached, under every renaming)"
     return f"symmetry auto: off (equivariance {auto.status.value})"
 
 

@@ -9,9 +9,9 @@ discovered violation.
 Symmetry reduction is used only when asked: ``symmetry=True`` (the caller decided the assignor
 allows it) or ``symmetry="auto"``: first sample equivariance of the assignor on leader views of
 reachable states (:func:`~rebalproof.model.group_symmetry.auto_symmetry`), reduce only if it held;
-after a reduced exploration, sample again on views it reached
-(:func:`~rebalproof.model.group_symmetry.recheck_reached`) and, if that breaks it, explore again
-without reduction.
+after a reduced exploration, check every view it reached under every renaming the reduction
+merges by (:func:`~rebalproof.model.group_symmetry.verify_reached`: what makes the reduction
+sound) and, if that breaks it, explore again without reduction.
 
 A :class:`~rebalproof.model.budget.Budget` (``budget=``) bounds the whole check: exploration
 stops when it is spent (time limit, SIGINT / SIGTERM) and so do the graph checks, whose
@@ -33,7 +33,7 @@ from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.helper_memory import own_peak, peak_with_helpers
-from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, recheck_reached
+from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, verify_reached
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
 from rebalproof.properties.verdict import Status
@@ -175,7 +175,8 @@ def check_model(
     finally:
         ahead_memory = model.close_answers_ahead()
     if sym_check is not None and sym_check.reduce:
-        sym_check = recheck_reached(sym_check, inner, model.views_asked(), classes=model.capacity_classes)
+        sym_check = verify_reached(sym_check, inner, model.views_asked_with_ids(), classes=model.capacity_classes,
+                                   budget=budget)
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up
