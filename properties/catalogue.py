@@ -54,7 +54,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced, balanced_at_once
 from rebalproof.properties.handover import learner_handover
-from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
+from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound, warmup_bound_ha
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
 from rebalproof.properties.stability import fixpoint, stable, stable_ha
@@ -165,6 +165,7 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         kind="always",
         promised_by=frozenset({"sticky", "eager", "ha"}),
         check=warmup_bound,
+        checks_by_rules={"ha": warmup_bound_ha},
         not_promised_because="KIP-429 v1 puts no bound on learner tasks",
         source="KIP-441 max_warmup_replicas, Assignment Algorithm 3",
     ),

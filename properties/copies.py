@@ -26,6 +26,7 @@ from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import (
     extra_copies,
+    holders_in_group,
     plural,
     replica_holders,
     required_standbys,
@@ -36,7 +37,7 @@ from rebalproof.properties.common import (
 )
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["one_active", "no_colocation", "warmup_bound", "standby_count", "standby_count_learners"]
+__all__ = ["one_active", "no_colocation", "warmup_bound", "warmup_bound_ha", "standby_count", "standby_count_learners"]
 
 
 def one_active(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -126,6 +127,39 @@ def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
         tasks=tuple(task_id for task_id, _ in extras),
         members=sorted_ids({m for _, members in extras for m in members}),
         measure=measure,
+    )
+
+
+def warmup_bound_ha(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """``warmup-bound`` as the ha rules read it: within ``max_warmup_replicas``, and only while a
+    probing rebalance is scheduled.
+
+    KIP-441, "Iterative Balancing Assignments": extra replicas are assigned "to the destination
+    instances" of a move, and "Once these extra replicas are caught up, a subsequent assignment
+    will make that the active (or a permanent standby) and unassign one of the prior active or
+    standby tasks"; ``max_warmup_replicas`` counts "extra replicas to assign for the purpose of
+    moving a task". An answer with extra copies and no probing rebalance leaves them with no
+    subsequent assignment to come: they serve no move. Judged only when no member is leaving
+    (KIP-441 knows no leaving members: an assignor may keep a leaving member's copies while it
+    hands them over, beside the new ones).
+    """
+    verdict = warmup_bound(view, assignment)
+    if verdict.violated or not verdict.measure["extra"] or assignment.probing_rebalance or any(m.leaving for m in view.members):
+        return verdict
+    # a task with no or several actives is one-active's business
+    extras = [(t, ms) for t, ms in extra_copies(view, assignment) if len(holders_in_group(view, assignment, t, "active")) == 1]
+    extra = sum(len(ms) for _, ms in extras)
+    if not extra:
+        return verdict
+    listed = ", ".join(f"{task_id} on {words(members)}" for task_id, members in extras)
+    return Verdict(
+        property="warmup-bound",
+        status=Status.VIOLATED,
+        message=(f"{plural(extra, 'extra copy')} ({listed}) but no probing rebalance: an extra replica is for moving a task, "
+                 "and with no subsequent assignment to come it is never made the active or a permanent standby"),
+        tasks=tuple(task_id for task_id, _ in extras),
+        members=sorted_ids({m for _, members in extras for m in members}),
+        measure=dict(verdict.measure, probing_rebalance=False),
     )
 
 

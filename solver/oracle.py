@@ -184,13 +184,17 @@ def balance_achievable(view: RebalanceInput, rules: str = "ha", *, timeout: floa
 
 
 def catalogue_rules(rules: str) -> tuple:
-    """The per-rebalance properties ``rules`` promises that no solver rule reads, but ``balanced`` and ``stable``.
+    """The per-rebalance properties ``rules`` promises that no solver rule reads (or reads as the
+    rule set's own reading does not: ``warmup-bound`` under ``ha``), but ``balanced`` and ``stable``.
 
     >>> [p.name for p in catalogue_rules("learner")], [p.name for p in catalogue_rules("ha")]
-    (['staying-learners'], ['caught-up-standby'])
+    (['standby-count', 'staying-learners'], ['warmup-bound', 'caught-up-standby'])
     """
     own = set(rule_set(rules).rules) | {"balanced", "stable"}
-    return tuple(p for p in PER_ASSIGNMENT if rules in p.promised_by and p.name not in own)
+    return tuple(
+        p for p in PER_ASSIGNMENT
+        if rules in p.promised_by and (p.name not in own or (p.name in rule_set(rules).rules and rules in p.checks_by_rules))
+    )
 
 
 def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *, balance: str = "hard", timeout: float | None = 30.0) -> Verdict:
@@ -223,7 +227,7 @@ def conforms(view: RebalanceInput, assignment: Assignment, rules: str = "ha", *,
     broken = [v for v in violations(view, assignment, rs) if v.rule in rs.judged]
     for prop in catalogue_rules(rs.name):
         verdict = prop.judge(view, assignment, rules=rs.name)
-        if verdict.violated:
+        if verdict.violated and prop.name not in {v.rule for v in broken}:
             broken.append(Violation(prop.name, f"{verdict.message}: {prop.name}", verdict.tasks, verdict.members))
     undecided = None
     if rs.probing:

@@ -197,7 +197,9 @@ def test_the_spec_lists_no_answer_that_breaks_a_promise_of_its_rules():
         members=(Member(id="I1", active=("0_0",), lags=caught_up), Member(id="I2", active=("0_1",), lags=caught_up), Member(id="I3")),
     )
     allowed = enumerate_allowed(view, "ha")
-    assert allowed.complete and len(allowed.assignments) == 8
+    # the two crossed layouts; the six more with a warmup on I3 and no probing rebalance (balanced:
+    # no move to warm up for) break warmup-bound's ha reading
+    assert allowed.complete and len(allowed.assignments) == 2
     for answer in allowed.assignments:
         assert conforms(view, answer, "ha").holds
         broken = [v.property for v in check_assignment(view, answer, rules="ha") if v.violated and v.property not in ("stable", "balanced")]

@@ -25,7 +25,7 @@ def test_the_kip441_rules_alone_allow_a_shuffle_cycle(capsys):
     for safe in ("single-owner", "no-lost-task", "warmup-bound", "assignor-answers"):
         assert status[safe] == "holds", safe
     assert status["converges"] == "violated" and status["no-shuffle-cycle"] == "violated"
-    assert report["statistics"]["distinct_states"] == 761  # with partial-order reduction (805 with --por off)
+    assert report["statistics"]["distinct_states"] == 325  # with partial-order reduction (331 with --por off)
     assert report["assignor_calls"]["calls"] < report["statistics"]["distinct_states"]
 
 
