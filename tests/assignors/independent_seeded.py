@@ -21,6 +21,8 @@ by rewriting what it reads or what it answers, so the bug is exactly the one nam
 - :func:`leaving_gets_a_learner` (learner protocol) — KIP-429 Version 2.0 "leader will perform
   the learner assignment among members without intention of leaving", forgotten: a learner
   goes to a leaving member.
+- :func:`leaving_gets_an_active` (learner protocol) — the same sentence, forgotten for actives: a
+  leaving member is given one more active.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from examples.ha_assignor import id_key
 from tests.assignors.independent_learner import assign as learner
 
 __all__ = ["lag_strict", "rank_unfloored", "standbys_count_the_active", "copies_kept", "no_probing", "capacity_inverted",
-           "warmups_off_by_one", "leaving_gets_a_learner"]
+           "warmups_off_by_one", "leaving_gets_a_learner", "leaving_gets_an_active"]
 
 
 def lag_strict(request: dict) -> dict:
@@ -111,3 +113,24 @@ def leaving_gets_a_learner(request: dict) -> dict:
     for m in seen["members"]:
         m["leaving"] = False
     return learner(seen)
+
+
+def leaving_gets_an_active(request: dict) -> dict:
+    """The learner assignor's answer, then one more active for the first leaving member (taken
+    from the busiest staying one, its highest task): the leaving member is counted as room."""
+    answer = learner(request)
+    leaving = sorted((m["id"] for m in request["members"] if m.get("leaving")), key=id_key)
+    staying = [m for m in sorted(answer["assignment"], key=id_key) if m not in leaving]
+    if not leaving or not staying:
+        return answer
+    giver = max(staying, key=lambda m: (len(answer["assignment"][m]["active"]), id_key(m)))
+    if not answer["assignment"][giver]["active"]:
+        return answer
+    task = max(answer["assignment"][giver]["active"], key=id_key)
+    answer["assignment"][giver]["active"].remove(task)
+    to = answer["assignment"][leaving[0]]
+    for role in ("standby", "warmup"):
+        if task in to[role]:
+            to[role].remove(task)
+    to["active"] = sorted(to["active"] + [task], key=id_key)
+    return answer
