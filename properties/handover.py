@@ -15,6 +15,9 @@ exists to avoid: the new owner must restore the whole state before processing.
 
 Abstraction choices:
 
+- *Caught-up state counts as a copy*: a member reporting the task within
+  ``acceptable_recovery_lag`` (a task it revoked at this join, say) restores nothing, as
+  ``staying-learners`` reads it.
 - *Any copy going in*, not only a ready learner: readiness is a lag, and the seeds also let an
   unready learner's owner take the task when its previous owner is gone; the weaker reading
   judges no choice the algorithm's order leaves open.
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
+from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import plural, problems_verdict, staying_members
 
@@ -47,14 +51,16 @@ def handover_owners(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...]
     """(the staying owners of stateful ``task_id`` going in, the members it may not go to while none keeps it).
 
     Both empty when no staying member held the task active going in (then nothing is judged).
-    The members refused are those that held no copy of it going in. The one reading of the rule:
+    The members refused are those that held no copy of it going in and are not caught up on it
+    (local state within ``acceptable_recovery_lag``, as a task revoked at this join leaves: no
+    restore, so no stop-the-world move). The one reading of the rule:
     the property, the solver's plain checker and its Z3 encoding all take it from here.
     """
     staying = set(staying_members(view)) or set(view.member_ids)
     kept = tuple(m.id for m in view.members if task_id in m.active and m.id in staying)
     if not kept or not view.task(task_id).stateful:
         return (), ()
-    return kept, tuple(m.id for m in view.members if task_id not in m.copies)
+    return kept, tuple(m.id for m in view.members if task_id not in m.copies and not is_caught_up(view, m.id, task_id))
 
 
 def learner_handover(view: RebalanceInput, assignment: Assignment):

@@ -752,6 +752,11 @@ def test_learner_handover_an_active_leaves_a_staying_owner_only_for_its_learner(
     # to its learner (or any member with a copy going in), kept, or a stateless task: fine
     for fine in (answer(I1="0_0", I2="0_1", I3="1_0"), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0"), answer(I1="0_0 0_1", I2="", I3="1_0")):
         assert learner_handover(view, fine).holds, fine
+    # a member caught up on the task without a copy (it revoked it at this join, say) restores nothing
+    warm = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 10000})])
+    assert learner_handover(warm, answer(I1="", I2="0_0")).holds
+    assert learner_handover(view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 10001})]),
+                            answer(I1="", I2="0_0")).violated
     # a leaving owner hands everything over; when every member leaves, nobody counts as leaving
     leaving = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2")])
     assert learner_handover(leaving, answer(I1="", I2="0_0")).holds
