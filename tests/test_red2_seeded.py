@@ -2,15 +2,17 @@
 
 Each bug is one plausible mistake in a correct assignor. Those ``check`` catches are asserted
 at the cheapest bounds that catch them (exit 1, the property a reader would expect named,
-the shortest trace's length); the correct example holds at those bounds. Three are missed by
+the shortest trace's length); the correct example holds at those bounds. Two are missed by
 every bound ``check`` offers and are reported as strict xfails:
 
 - ``lag_strict`` (``lag < acceptable_recovery_lag``) and ``rank_unfloored`` (the lowest lag
   wins): the group model reports a caught-up copy as lag 0 and a behind one as
   ``acceptable_recovery_lag + 1``, never a lag in between, so no exploration can tell them from
   the seed's floor; ``oracle`` on a view with a lag at the limit does (``fixpoint``).
-- ``copies_kept`` (the copies a move leaves behind are kept, within the warmup budget, with no
-  probing rebalance): no per-rebalance property asks an extra copy to serve a move.
+
+``copies_kept`` (the copies a move leaves behind are kept, within the warmup budget, with no
+probing rebalance) was missed too and is settled: warmup-bound (ha) allows extra copies only
+while a probing rebalance is scheduled.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ CAUGHT = [
     ("no_probing", ["--events", "1"], "balanced", 2),
     ("capacity_inverted", ["--capacities", "1,2", "--events", "1"], "balanced", 8),
     ("warmups_off_by_one", ["--max-warmups", "1", "--partitions", "3", "--events", "1"], "warmup-bound", 2),
+    ("copies_kept", ["--events", "1"], "warmup-bound", 8),
     ("leaving_gets_a_learner", ["--protocol", "learner", "--rules", "learner"], "staying-learners", 3),
     # no per-rebalance property of the learner rules says it (learner-handover allows the move to a
     # member holding a standby of the task); the leaving member never shuts down (a lasso)

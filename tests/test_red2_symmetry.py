@@ -2,13 +2,14 @@
 
 ``tests/assignors/independent_traps.py`` holds the independent planner with one bug each
 (every standby dropped, so ``standby-count`` is violated) that fires only in views whose names
-say so. Most are caught by the sampling (``--symmetry auto`` then explores in full and agrees
-with ``off``). One is not: ``i1_runs_0_1_i2_backs_0_0`` fires when I1 runs 0_1
+say so. Most were caught by the sampling (``--symmetry auto`` then explores in full and agrees
+with ``off``). One was not: ``i1_runs_0_1_i2_backs_0_0`` fires when I1 runs 0_1
 and I2 backs up 0_0. At the default bounds and ``--events 3`` ``--symmetry off`` asks the
-assignor 3 views with that naming and is violated; ``--symmetry auto`` (seed 0) samples 12
-views, finds the answers equivariant, and its reduced exploration reaches only renamed twins
-of those views, so it reports every promised property holding: a missed violation. Seeds 1-3
-of ``--symmetry-seed`` happen to sample it. Reported, not fixed here: a strict xfail.
+assignor 3 views with that naming and is violated; ``--symmetry auto`` (seed 0) sampled 12
+views, found the answers equivariant, and its reduced exploration reached only renamed twins
+of those views, so it reported every promised property holding: a missed violation (seeds 1-3
+of ``--symmetry-seed`` happened to sample it). Settled: after a reduced run every view it
+reached is asked under every renaming the reduction merges by.
 """
 
 from __future__ import annotations
