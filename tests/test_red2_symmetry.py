@@ -78,3 +78,16 @@ def test_sampling_catches_a_member_missing_by_name(capsys, trap):
     spec = f"py:tests.assignors.independent_traps:{trap}"
     assert _violated(capsys, "--assignor", spec, "--symmetry", "auto") == _violated(capsys, "--assignor", spec,
                                                                                     "--symmetry", "off")
+
+
+CANONICAL = "py:tests.assignors.independent_canonical:assign"
+
+
+def test_an_assignor_equivariant_by_construction_is_reduced_and_judged_as_without_reduction(capsys):
+    """The planner asked on a canonical renaming of each view: auto verifies every reached view
+    under every renaming, reduces (1,010 states against 3,681 at the defaults), and agrees with off."""
+    code = main(["check", "--assignor", CANONICAL, "--json", "--quiet"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["symmetry_check"]["reduced"] is True
+    auto = (code, {p["property"] for p in report["properties"] if p["status"] == "violated"})
+    assert auto == _violated(capsys, "--assignor", CANONICAL, "--symmetry", "off") == (0, set())
