@@ -336,7 +336,7 @@ def reduction_renamings(view, member_ids, classes: dict | None = None):
 
 
 def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dict | None = None,
-                   budget=None) -> AutoSymmetry:
+                   budget=None, max_views: int | None = None) -> AutoSymmetry:
     """After a reduced exploration: the assignor's answer to every renaming of every view the
     exploration reached must be the renamed answer (up to automorphism of the view), for every
     renaming the reduction merges by (:func:`reduction_renamings`). That is what makes the
@@ -348,7 +348,9 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
     asked it (``I1 .. I<spawned>``, :meth:`~rebalproof.model.group_model.GroupModel.views_asked_with_ids`),
     the ids the reduction renames among there. Each distinct renamed view is asked once (more
     calls than a run without reduction can make: partial-order reduction and the initial state
-    keep it from some renamed views). Returns ``found`` with the figures, a violated result (the caller
+    keep it from some renamed views). ``max_views`` caps the renamed views asked: past it the
+    check would cost more than the exploration it saves, so the result does not reduce (the
+    caller explores again in full, which relies on no check). Returns ``found`` with the figures, a violated result (the caller
     explores again without reduction), or, when ``budget`` ran out first, an inconclusive one
     that still reduces: the report then says the reduction rests on an unfinished check.
     """
@@ -389,6 +391,14 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
                 continue
             checked.add(renamed)
             renamed_views += 1
+            if max_views is not None and renamed_views > max_views:
+                return AutoSymmetry(
+                    reduce=False, status=Status.INCONCLUSIVE, views=found.views + views, samples=found.samples + renamed_views,
+                    nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
+                    message=(f"equivariant on the {renamed_views - 1} renamed views checked, but checking every renaming of "
+                             f"every view the reduced run reached would ask more than {max_views}: explored again without "
+                             "reduction, which relies on no check"),
+                )
             try:
                 actual = answers(renamed)
             except AssignorError:

@@ -175,8 +175,10 @@ def check_model(
     finally:
         ahead_memory = model.close_answers_ahead()
     if sym_check is not None and sym_check.reduce:
+        # the check may ask at most twice the views the reduced run asked (and 1,000): past that,
+        # exploring in full is the cheaper sound run
         sym_check = verify_reached(sym_check, inner, model.views_asked_with_ids(), classes=model.capacity_classes,
-                                   budget=budget)
+                                   budget=budget, max_views=max(1000, 2 * model._chooser.calls))
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up

@@ -83,11 +83,14 @@ def test_sampling_catches_a_member_missing_by_name(capsys, trap):
 CANONICAL = "py:tests.assignors.independent_canonical:assign"
 
 
-def test_an_assignor_equivariant_by_construction_is_reduced_and_judged_as_without_reduction(capsys):
-    """The planner asked on a canonical renaming of each view: auto verifies every reached view
-    under every renaming, reduces (1,010 states against 3,681 at the defaults), and agrees with off."""
+def test_an_assignor_equivariant_by_construction_is_judged_as_without_reduction(capsys):
+    """The planner asked on a canonical renaming of each view: equivariant, but checking every
+    reached view under every renaming would ask more than the reduction saves (2,404 calls
+    against 542 without reduction at the defaults), so auto stops at its cap and explores in
+    full (the coordinator's choice after this report); it agrees with off."""
     code = main(["check", "--assignor", CANONICAL, "--json", "--quiet"])
     report = json.loads(capsys.readouterr().out)
-    assert report["symmetry_check"]["reduced"] is True
+    assert report["symmetry_check"]["reduced"] is False and report["symmetry_check"]["observed"] == "inconclusive"
+    assert "explored again without reduction" in report["symmetry_check"]["message"]
     auto = (code, {p["property"] for p in report["properties"] if p["status"] == "violated"})
     assert auto == _violated(capsys, "--assignor", CANONICAL, "--symmetry", "off") == (0, set())
