@@ -190,10 +190,11 @@ def catalogue_rules(rules: str) -> tuple:
     >>> [p.name for p in catalogue_rules("learner")], [p.name for p in catalogue_rules("ha")]
     (['standby-count', 'staying-learners'], ['warmup-bound', 'caught-up-standby'])
     """
-    own = set(rule_set(rules).rules) | {"balanced", "stable"}
+    solver_rules = set(rule_set(rules).rules)
     return tuple(
         p for p in PER_ASSIGNMENT
-        if rules in p.promised_by and (p.name not in own or (p.name in rule_set(rules).rules and rules in p.checks_by_rules))
+        if rules in p.promised_by and p.name not in ("balanced", "stable")
+        and (p.name not in solver_rules or rules in p.checks_by_rules)
     )
 
 
