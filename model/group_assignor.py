@@ -85,8 +85,9 @@ class MemoChooser:
         self.hits = 0
         #: answers computed ahead in a helper process (:mod:`rebalproof.model.answers_ahead`), or None
         self.ahead = None
-        #: key -> the most pool ids handed out in a state that asked it (symmetry's check after a reduced run)
-        self.spawned: dict = {}
+        #: key -> the most pool ids handed out in a state that asked it (symmetry's check after a
+        #: reduced run; None: not recorded, see GroupModel.record_ids)
+        self.spawned: dict | None = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -94,7 +95,7 @@ class MemoChooser:
         state["_views"] = {}
         state["_distinct"] = {}
         state["ahead"] = None
-        state["spawned"] = {}
+        state["spawned"] = None if state.get("spawned") is None else {}
         return state
 
     def __setstate__(self, state):
@@ -102,7 +103,7 @@ class MemoChooser:
         self.__dict__.setdefault("_views", {})
         self.__dict__.setdefault("_distinct", {})
         self.__dict__.setdefault("recent", 4096)
-        self.__dict__.setdefault("spawned", {})
+        self.__dict__.setdefault("spawned", None)
 
     def views(self, rebuild: Callable) -> list[RebalanceInput]:
         """The views answered so far (still in the memo), in the order they were first asked,

@@ -332,8 +332,8 @@ class GroupModel:
     def _answers(self, state: GroupState) -> tuple:
         """The assignor's answers on the view of ``state`` (the view itself not built)."""
         last = self._joined_key(state)
-        spawned = self._chooser.spawned  # the most ids handed out in a state asking this view
-        if spawned.get(last.key, 0) < state.spawned:
+        spawned = self._chooser.spawned  # the most ids handed out in a state asking this view, when recorded
+        if spawned is not None and spawned.get(last.key, 0) < state.spawned:
             spawned[last.key] = state.spawned
         if last.answers is None:
             key = last.key
@@ -409,11 +409,19 @@ class GroupModel:
         """Every view the assignor answered (still in the chooser's memo), in the order first asked."""
         return self._chooser.views(self.view_from_key)
 
+    def record_ids(self) -> None:
+        """From now on record, per view asked, the pool ids handed out in the states that asked it
+        (for :meth:`views_asked_with_ids`; off by default: only a reduced ``--symmetry auto`` run needs it)."""
+        if self._chooser.spawned is None:
+            self._chooser.spawned = {}
+
     def views_asked_with_ids(self) -> list[tuple[RebalanceInput, tuple[str, ...]]]:
         """:meth:`views_asked`, each with the pool ids handed out (``I1 .. I<spawned>``) in the
-        states that asked it: the ids symmetry reduction renames among."""
+        states that asked it (:meth:`record_ids`; the whole pool where not recorded): the ids
+        symmetry reduction renames among."""
         pool = self.bounds.member_ids
-        return [(self.view_from_key(key), pool[: self._chooser.spawned.get(key, len(pool))]) for key in self._chooser._memo]
+        spawned = self._chooser.spawned or {}
+        return [(self.view_from_key(key), pool[: spawned.get(key, len(pool))]) for key in self._chooser._memo]
 
     def rebalance_step(self, state: GroupState, action: Action) -> RebalanceStep | None:
         """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""

@@ -369,15 +369,22 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
 
     checked: set = set()
     views = renamed_views = 0
+
+    def result(reduce: bool, status: Status, message: str, violation=None) -> AutoSymmetry:
+        return AutoSymmetry(
+            reduce=reduce, status=status, views=found.views + views, samples=found.samples + renamed_views,
+            nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
+            violation=violation, message=message,
+        )
+
     for view, member_ids in reached:
         if view in checked:
             continue
         if budget is not None and budget.spent():
-            return AutoSymmetry(
-                reduce=True, status=Status.INCONCLUSIVE, views=found.views + views, samples=found.samples + renamed_views,
-                nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
-                message=(f"the time ran out after checking {views} of {len(reached)} reached leader views under every renaming: "
-                         "the reduction rests on an unfinished check (--symmetry off relies on none)"),
+            return result(
+                True, Status.INCONCLUSIVE,
+                (f"the time ran out after checking {views} of {len(reached)} reached leader views under every renaming: "
+                 "the reduction rests on an unfinished check (--symmetry off relies on none)"),
             )
         checked.add(view)
         views += 1
@@ -392,12 +399,11 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
             checked.add(renamed)
             renamed_views += 1
             if max_views is not None and renamed_views > max_views:
-                return AutoSymmetry(
-                    reduce=False, status=Status.INCONCLUSIVE, views=found.views + views, samples=found.samples + renamed_views,
-                    nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
-                    message=(f"equivariant on the {renamed_views - 1} renamed views checked, but checking every renaming of "
-                             f"every view the reduced run reached would ask more than {max_views}: explored again without "
-                             "reduction, which relies on no check"),
+                return result(
+                    False, Status.INCONCLUSIVE,
+                    (f"equivariant on the {renamed_views - 1} renamed views checked, but checking every renaming of "
+                     f"every view the reduced run reached would ask more than {max_views}: explored again without "
+                     "reduction, which relies on no check"),
                 )
             try:
                 actual = answers(renamed)
@@ -413,22 +419,21 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
             if same:
                 continue
             one = (lambda a: a) if several else (lambda a: a[0])
-            result = EquivarianceResult(
+            broken = EquivarianceResult(
                 status=Status.VIOLATED, samples=renamed_views, nontrivial=renamed_views, calls=calls, renaming=renaming,
                 renamed_input=renamed, expected=one(expected), actual=one(actual),
                 message=(f"the answer to the renamed input is not the renamed answer, under the renaming {renaming.describe()}: "
                          f"expected (renamed answer) {_layouts(one(expected))}; got {_layouts(one(actual))}"),
             )
-            return AutoSymmetry(
-                reduce=False, status=Status.VIOLATED, views=found.views + views, samples=found.samples + renamed_views,
-                nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed, violation=result,
-                message=(f"the answer depends on names: on a leader view reached by the reduced exploration, {result.message}; "
-                         "explored again without reduction"),
+            return result(
+                False, Status.VIOLATED,
+                (f"the answer depends on names: on a leader view reached by the reduced exploration, {broken.message}; "
+                 "explored again without reduction"),
+                violation=broken,
             )
-    return AutoSymmetry(
-        reduce=True, status=Status.HOLDS, views=found.views + views, samples=found.samples + renamed_views,
-        nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
-        message=(f"equivariant on every renaming of the {views} leader views the reduced exploration reached "
-                 f"({renamed_views} renamed views asked; seed {found.seed} for the first samples): the reduction is sound"),
+    return result(
+        True, Status.HOLDS,
+        (f"equivariant on every renaming of the {views} leader views the reduced exploration reached "
+         f"({renamed_views} renamed views asked; seed {found.seed} for the first samples): the reduction is sound"),
     )
 

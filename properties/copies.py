@@ -108,7 +108,15 @@ def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
     on another member is a copy like any other. Stateless tasks have no state to warm and are
     not counted. ``measure`` gives ``extra`` and ``max_warmup_replicas``.
     """
-    extras = extra_copies(view, assignment)
+    return _warmup_bound(view, extra_copies(view, assignment))
+
+
+def _listed(extras) -> str:
+    return ", ".join(f"{task_id} on {words(members)}" for task_id, members in extras)
+
+
+def _warmup_bound(view: RebalanceInput, extras) -> Verdict:
+    """:func:`warmup_bound` on the extra copies already found (:func:`~rebalproof.properties.common.extra_copies`)."""
     total = sum(len(members) for _, members in extras)
     limit = view.config.max_warmup_replicas
     measure = {"extra": total, "max_warmup_replicas": limit, "standby_allowance": standby_allowance(view)}
@@ -119,11 +127,10 @@ def warmup_bound(view: RebalanceInput, assignment: Assignment) -> Verdict:
             message=f"{plural(total, 'extra copy')} <= max_warmup_replicas {limit}",
             measure=measure,
         )
-    listed = ", ".join(f"{task_id} on {words(members)}" for task_id, members in extras)
     return Verdict(
         property="warmup-bound",
         status=Status.VIOLATED,
-        message=f"{plural(total, 'extra copy')} ({listed}) > max_warmup_replicas {limit}",
+        message=f"{plural(total, 'extra copy')} ({_listed(extras)}) > max_warmup_replicas {limit}",
         tasks=tuple(task_id for task_id, _ in extras),
         members=sorted_ids({m for _, members in extras for m in members}),
         measure=measure,
@@ -143,19 +150,19 @@ def warmup_bound_ha(view: RebalanceInput, assignment: Assignment) -> Verdict:
     (KIP-441 knows no leaving members: an assignor may keep a leaving member's copies while it
     hands them over, beside the new ones).
     """
-    verdict = warmup_bound(view, assignment)
-    if verdict.violated or not verdict.measure["extra"] or assignment.probing_rebalance or any(m.leaving for m in view.members):
+    all_extras = extra_copies(view, assignment)
+    verdict = _warmup_bound(view, all_extras)
+    if verdict.violated or not all_extras or assignment.probing_rebalance or any(m.leaving for m in view.members):
         return verdict
     # a task with no or several actives is one-active's business
-    extras = [(t, ms) for t, ms in extra_copies(view, assignment) if len(holders_in_group(view, assignment, t, "active")) == 1]
+    extras = [(t, ms) for t, ms in all_extras if len(holders_in_group(view, assignment, t, "active")) == 1]
     extra = sum(len(ms) for _, ms in extras)
     if not extra:
         return verdict
-    listed = ", ".join(f"{task_id} on {words(members)}" for task_id, members in extras)
     return Verdict(
         property="warmup-bound",
         status=Status.VIOLATED,
-        message=(f"{plural(extra, 'extra copy')} ({listed}) but no probing rebalance: an extra replica is for moving a task, "
+        message=(f"{plural(extra, 'extra copy')} ({_listed(extras)}) but no probing rebalance: an extra replica is for moving a task, "
                  "and with no subsequent assignment to come it is never made the active or a permanent standby"),
         tasks=tuple(task_id for task_id, _ in extras),
         members=sorted_ids({m for _, members in extras for m in members}),

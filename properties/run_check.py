@@ -170,6 +170,8 @@ def check_model(
     engine = explorer if not por else functools.partial(explorer, por=True)
     if local and not symmetry:  # a built-in's answers computed ahead on the second core
         model.answers_ahead()
+    if sym_check is not None and sym_check.reduce:
+        model.record_ids()  # for the check after the reduced run (verify_reached)
     try:
         exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     finally:
