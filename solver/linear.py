@@ -82,20 +82,27 @@ class Linear:
 def dual_bound(model: Linear, multipliers) -> Fraction:
     """The lower bound on ``model``'s objective that ``multipliers`` prove (see the module doc), by exact arithmetic.
 
-    A multiplier whose sign asks for a row bound the row does not have counts as 0.
+    A multiplier whose sign asks for a row bound the row does not have counts as 0. Computed in
+    integers over the common denominator of the multipliers and the objective (the same exact
+    value as with fractions throughout, several times faster: the option bound checks thousands).
     """
-    reduced = {j: Fraction(c) for j, c in model.objective.items()}
-    total = Fraction(0)
-    for (terms, lo, hi), y in zip(model.rows, multipliers):
-        y = Fraction(y)
-        if y == 0 or (y > 0 and lo is None) or (y < 0 and hi is None):
-            continue
-        total += y * (lo if y > 0 else hi)
+    ys = []
+    for i, ((_, lo, hi), y) in enumerate(zip(model.rows, multipliers)):
+        if y and not ((y > 0 and lo is None) or (y < 0 and hi is None)):
+            ys.append((i, y if isinstance(y, int) else Fraction(y)))
+    costs = {j: c if isinstance(c, int) else Fraction(c) for j, c in model.objective.items()}
+    d = math.lcm(1, *{v.denominator for _, v in ys if not isinstance(v, int)}, *{c.denominator for c in costs.values() if not isinstance(c, int)})
+    reduced = {j: int(c * d) for j, c in costs.items()}  # d * c_j, whole
+    total = 0
+    for i, y in ys:
+        terms, lo, hi = model.rows[i]
+        yd = int(y * d)
+        total += yd * (lo if y > 0 else hi)
         for j, a in terms.items():
-            reduced[j] = reduced.get(j, 0) - y * a
+            reduced[j] = reduced.get(j, 0) - yd * a
     for j, r in reduced.items():
         total += min(r * model.lower[j], r * model.upper[j])
-    return total
+    return Fraction(total, d)
 
 
 def fixed_bounds(model: Linear, multipliers, limit: int) -> tuple[list[int], list[int]]:

@@ -44,7 +44,7 @@ from scipy import sparse
 
 from rebalproof.solver.linear import Linear
 
-__all__ = ["Node", "TreeProof", "check_tree", "dive", "prove_at_least"]
+__all__ = ["Node", "Search", "TreeProof", "check_tree", "dive", "prove_at_least"]
 
 SCALE = 1 << 24
 """Multipliers are numerators over this denominator (HiGHS's floats rounded to it)."""
@@ -72,6 +72,7 @@ class TreeProof:
     better: tuple | None = None  # an integer point of the model below the target (the target was no optimum)
     reason: str = ""
     target: int | None = None  # what the root proves: the target asked, or with ``improve`` the value of ``better``
+    paused: object = None  # a :class:`Search` stopped by time or nodes, to resume (:func:`prove_at_least`)
 
     @property
     def leaves(self) -> int:
@@ -357,7 +358,7 @@ def _branch(model: Linear, choices, point, lower, upper):
 
 
 def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: float | None = None, max_nodes: int = 100_000, strong: int = 8,
-                   improve: bool = False) -> TreeProof:
+                   improve: bool = False, resume: "Search | None" = None) -> TreeProof:
     """Search a tree proving ``model``'s integer least is at least ``target`` (module doc); its root only when :func:`check_tree` accepts it.
 
     ``choices``: ``(row, ordered variables)`` of choice rows to branch on first (row ``i`` of the
@@ -367,38 +368,93 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
     its value and the search goes on (every node closed so far stays closed for a lower target,
     and the fixings made for the higher one keep every point below it), so a finished tree proves
     ``better`` least; ``target`` of the answer says what the root proves.
-    """
-    if any(lo is not None and hi is not None and lo > hi for _, lo, hi in model.rows):
-        return TreeProof(None, 0, reason="a row with its lower bound above its upper: HiGHS takes no such row")
-    exact = _Exact(model)
-    phase1 = _Exact(_without_objective(model))
-    try:
-        lp = _NodeLP(model)
-    except ImportError:  # a SciPy without HiGHS's Python module: no tree, the caller keeps its other proofs
-        return TreeProof(None, 0, reason="SciPy >= 1.15 is needed for HiGHS's LPs")
-    solved = 0
-    met = None  # with ``improve``: the best integer point below the target asked
 
-    def expand(lower, upper):
-        nonlocal solved, target, met
+    A search stopped by time or nodes is returned as ``paused`` (a :class:`Search`); ``resume``
+    with it goes on where it stopped (same model and choices; ``target`` is then the paused
+    search's, ``max_nodes`` counts on from its nodes), so two short calls prove what one long one
+    would: the tree built so far is kept, never solved twice.
+    """
+    if resume is None:
+        if any(lo is not None and hi is not None and lo > hi for _, lo, hi in model.rows):
+            return TreeProof(None, 0, reason="a row with its lower bound above its upper: HiGHS takes no such row")
+        try:
+            resume = Search(model, target, choices=choices, strong=strong, improve=improve)
+        except ImportError:  # a SciPy without HiGHS's Python module: no tree, the caller keeps its other proofs
+            return TreeProof(None, 0, reason="SciPy >= 1.15 is needed for HiGHS's LPs")
+    elif resume.model is not model:
+        raise ValueError("a paused search resumes on its own model only")
+    return resume.run(deadline_end=deadline_end, max_nodes=max_nodes)
+
+
+class Search:
+    """The state of one :func:`prove_at_least` search: the tree built so far, its open nodes, the warm LP.
+
+    Depth first: a node's two children are solved when it is taken from the stack, then pushed
+    (the second on top). A node whose children are not all solved when time runs out goes back
+    on the stack, its solved children kept in place, so :meth:`run` can go on later.
+    """
+
+    def __init__(self, model: Linear, target: int, *, choices=(), strong: int = 8, improve: bool = False):
+        self.model, self.target, self.choices, self.strong, self.improve = model, target, choices, strong, improve
+        self.exact = _Exact(model)
+        self.phase1 = _Exact(_without_objective(model))
+        self.lp = _NodeLP(model)
+        self.solved = 0
+        self.met = None  # with ``improve``: the best integer point below the target asked
+        self.root = None
+        self.stack: list = []
+        self.closed = False  # no proof is possible any more (a point below the target without improve, or nothing to branch on)
+        self.reason = ""
+
+    def run(self, *, deadline_end: float | None, max_nodes: int) -> TreeProof:
+        if self.closed:
+            return TreeProof(None, self.solved, self.met, reason=self.reason)
+        try:
+            if self.root is None:
+                self.root = self._expand(list(self.model.lower), list(self.model.upper), deadline_end, max_nodes)
+                self.stack = [self.root]
+            while self.stack:
+                node = self.stack.pop()
+                try:
+                    for k, child in enumerate(node.children):
+                        if isinstance(child, _Pending):
+                            kids = list(node.children)
+                            kids[k] = self._expand(child.lower, child.upper, deadline_end, max_nodes)
+                            object.__setattr__(node, "children", tuple(kids))  # each child set once, while the tree is built, never after
+                except _Stop:
+                    self.stack.append(node)  # its solved children kept: resumed here
+                    raise
+                self.stack.extend(node.children)
+        except _Better as better:
+            self.closed, self.reason = True, "an integer point below the target"
+            return TreeProof(None, self.solved, better.point)
+        except _Stop as stop:
+            self.reason = str(stop)
+            return TreeProof(None, self.solved, self.met, reason=str(stop), paused=None if self.closed else self)
+        self.closed = True
+        return TreeProof(self.root if check_tree(self.model, self.target, self.root) else None, self.solved, self.met, target=self.target)
+
+    def _expand(self, lower, upper, deadline_end, max_nodes):
+        model, exact, lp, target = self.model, self.exact, self.lp, self.target
         if any(lo > hi for lo, hi in zip(lower, upper)):
             return Node(())
         seconds = None if deadline_end is None else deadline_end - time.monotonic()
-        if (seconds is not None and seconds <= 0) or solved >= max_nodes:
+        if (seconds is not None and seconds <= 0) or self.solved >= max_nodes:
             raise _Stop("out of time or nodes")
         answer = lp.solve(lower, upper, seconds)
-        solved += 1
         if answer is None:
             raise _Stop("HiGHS gave no answer")
+        self.solved += 1
         feasible, multipliers, point = answer
         if not feasible:  # no point at all: the dual ray (either sign), else the phase-one LP's multipliers, scaled past the target
             rays = [multipliers, tuple((i, -v) for i, v in multipliers)]
             for ray in _rays(rays, lp, lower, upper, deadline_end):
-                least, _ = phase1.bound(ray, lower, upper)
+                least, _ = self.phase1.bound(ray, lower, upper)
                 if least > 0:
                     floor = sum(min(c * lower[j], c * upper[j]) for j, c in model.objective.items())
                     t = max(1, math.floor((target - floor) / least) + 1)
                     return Node(tuple((i, t * v) for i, v in ray))
+            self.closed = True
             raise _Stop("no multipliers proved an empty node empty")
         bound, r = exact.bound(multipliers, lower, upper)
         if bound > target - 1:
@@ -407,8 +463,8 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
         if any(lo > hi for lo, hi in zip(lower, upper)):
             return Node(multipliers)
         branch = None
-        if strong:
-            cands = _candidates(model, choices, point, lower, upper)[:strong]
+        if self.strong:
+            cands = _candidates(model, self.choices, point, lower, upper)[: self.strong]
             scored, basis = [], lp.basis()
             for cand in cands:
                 gains = []
@@ -422,32 +478,17 @@ def prove_at_least(model: Linear, target: int, *, choices=(), deadline_end: floa
             if scored:
                 branch = max(scored, key=lambda sc: sc[0])[1]
         if branch is None:
-            branch = _branch(model, choices, point, lower, upper)
+            branch = _branch(model, self.choices, point, lower, upper)
         if branch is None:
             whole = _whole_point(model, point)
             if whole is not None and model.value(whole) < target:
-                if not improve:
+                if not self.improve:
                     raise _Better(whole)
-                met, target = whole, model.value(whole)
+                self.met, self.target = whole, model.value(whole)
                 return Node(multipliers)  # its LP's least is the point's value: a leaf for the lowered target
+            self.closed = True
             raise _Stop("nothing to branch on below the target")
         return Node(multipliers, branch, tuple(_Pending(lo, hi) for lo, hi in _children(model, branch, lower, upper)))
-
-    try:
-        root = expand(list(model.lower), list(model.upper))
-        stack = [root]
-        while stack:  # depth first, children filled in place of their placeholders
-            node = stack.pop()
-            kids = []
-            for child in node.children:
-                kids.append(expand(child.lower, child.upper) if isinstance(child, _Pending) else child)
-                stack.append(kids[-1])
-            object.__setattr__(node, "children", tuple(kids))  # each node's children set once, while the tree is built, never after
-    except _Better as better:
-        return TreeProof(None, solved, better.point)
-    except _Stop as stop:
-        return TreeProof(None, solved, met, reason=str(stop))
-    return TreeProof(root if check_tree(model, target, root) else None, solved, met, target=target)
 
 
 def _whole_point(model: Linear, point) -> tuple | None:

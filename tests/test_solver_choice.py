@@ -42,6 +42,30 @@ def least_integer(m: Linear):
     return min((m.value(x) for x in points), default=None)
 
 
+def _textbook_bound(m: Linear, ys) -> Fraction:
+    """The module doc's formula in fractions, term by term: what :func:`dual_bound`'s integer arithmetic must equal."""
+    reduced = {j: Fraction(c) for j, c in m.objective.items()}
+    total = Fraction(0)
+    for (terms, lo, hi), y in zip(m.rows, ys):
+        y = Fraction(y)
+        if y == 0 or (y > 0 and lo is None) or (y < 0 and hi is None):
+            continue
+        total += y * (lo if y > 0 else hi)
+        for j, a in terms.items():
+            reduced[j] = reduced.get(j, 0) - y * a
+    return total + sum(min(r * m.lower[j], r * m.upper[j]) for j, r in reduced.items())
+
+
+@settings(max_examples=80)
+@given(small_models(), st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=1 << 24), min_size=3, max_size=3),
+       st.lists(st.fractions(min_value=-3, max_value=3, max_denominator=9), min_size=3, max_size=3))
+def test_the_integer_check_is_the_textbook_bound(m, ys, costs):
+    """dual_bound works in integers over a common denominator: it equals the formula in fractions, also with fractional costs (priced objectives)."""
+    assert dual_bound(m, ys[: len(m.rows)]) == _textbook_bound(m, ys[: len(m.rows)])
+    m.minimise({j: c for j, c in zip(range(len(m.lower)), costs)})
+    assert dual_bound(m, ys[: len(m.rows)]) == _textbook_bound(m, ys[: len(m.rows)])
+
+
 @settings(max_examples=60)
 @given(small_models(), st.lists(st.fractions(min_value=-5, max_value=5, max_denominator=7), min_size=3, max_size=3))
 def test_any_multipliers_prove_only_true_bounds(m, ys):

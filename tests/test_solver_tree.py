@@ -238,3 +238,37 @@ def test_scip_is_given_a_proven_bound_as_a_row_of_a_copy():
     assert len(m.rows) == 1 and len(bounded.rows) == 2
     status, point, bound = integer_solution(bounded, seconds=10)
     assert status == "optimal" and m.value(point) == 3 and bound == 3
+
+
+@settings(max_examples=60)
+@given(choice_models())
+def test_a_search_paused_after_every_node_and_resumed_proves_what_one_search_does(case):
+    """Resuming (``resume=``) keeps the tree built so far: stopped after each LP and resumed, the search proves exactly the brute-force least, with the same number of LPs as one uninterrupted search, and its tree passes the check."""
+    m, groups = case
+    least = least_integer(m)
+    if any(lo is not None and hi is not None and lo > hi for _, lo, hi in m.rows):
+        return
+    target = 10**6 if least is None else least
+    whole = prove_at_least(m, target, choices=groups, improve=True)
+    step = prove_at_least(m, target, choices=groups, improve=True, max_nodes=1)
+    while step.paused is not None:
+        step = prove_at_least(m, target, choices=groups, improve=True, max_nodes=step.nodes + 1, resume=step.paused)
+    assert (step.root is None) == (whole.root is None) and step.nodes == whole.nodes
+    if step.root is not None:
+        assert check_tree(m, step.target, step.root) and step.target == whole.target
+        if least is not None:
+            assert step.target == least and not check_tree(m, least + 1, step.root)
+
+
+def test_a_paused_search_resumes_on_its_own_model_only():
+    m, pick, z = _one_choice_model()
+    other, _, _ = _one_choice_model()
+    paused = prove_at_least(m, 2, choices=[(pick, z)], max_nodes=0).paused
+    assert paused is not None
+    try:
+        prove_at_least(other, 2, choices=[(pick, z)], resume=paused)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a search resumed on another model")
+    assert prove_at_least(m, 2, choices=[(pick, z)], resume=paused).root is not None
