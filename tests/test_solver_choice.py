@@ -196,3 +196,27 @@ def test_a_dive_gives_a_layout_of_least_imbalance_never_below_the_optimum(seed, 
     assert not violations(view, answer, prob.facts.rules, facts=prob.facts)
     values = evaluate(view, answer, prob.facts)
     assert values.imbalance == inst.least and values.spread >= best.bound("spread").value
+
+
+@pytest.mark.parametrize("seed, leaving", SMALL_CLUSTERS)
+def test_a_dive_on_moves_gives_a_layout_within_the_spread_never_below_the_optimum(seed, leaving):
+    """The LP dive over the cost model, bare or with tighten's option rows made whole (a heuristic): a layout keeping the rules, of least imbalance, spread at most the optimum, and (spread, moves, restore) never lexicographically below the proven optimum."""
+    from rebalproof.solver.choice import _dived
+    from rebalproof.solver.option_bound import tighten, whole_rows
+    from rebalproof.solver.placement import Deadline, _flow_stage3
+    from rebalproof.solver.rules import violations
+
+    view, prob, inst, subs, best, start = solved_cluster(seed, leaving)
+    spread = best.bound("spread").value
+    costed = ChoiceModel(prob, inst, subs, slack=6, spread_at_most=spread)
+    rowed = ChoiceModel(prob, inst, subs, slack=6, spread_at_most=spread)
+    tighten(rowed, spread, relaxation(rowed.model), target=10**9, deadline_end=None, rounds=2)
+    optimum = (spread, best.bound("moves").value, best.bound("restore").value)
+    for over in (None, whole_rows(rowed.model)):
+        found = _dived(costed, lambda i, s: _flow_stage3(prob, i, s), Deadline(None), 1.0, over=over)
+        assert found is not None
+        answer = place_standbys(view, prob.facts, found[0])
+        assert not violations(view, answer, prob.facts.rules, facts=prob.facts)
+        values = evaluate(view, answer, prob.facts)
+        assert values.imbalance == inst.least and values.spread == spread
+        assert (values.spread, values.moves, values.restore) >= optimum
