@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Linear", "Relaxation", "dual_bound", "fixed_bounds", "relaxation", "integer_solution"]
+__all__ = ["Linear", "Relaxation", "GrowingRelaxation", "dual_bound", "fixed_bounds", "relaxation", "integer_solution"]
 
 
 class Linear:
@@ -89,14 +89,14 @@ def dual_bound(model: Linear, multipliers) -> Fraction:
     ys = []
     for i, ((_, lo, hi), y) in enumerate(zip(model.rows, multipliers)):
         if y and not ((y > 0 and lo is None) or (y < 0 and hi is None)):
-            ys.append((i, y if isinstance(y, int) else Fraction(y)))
-    costs = {j: c if isinstance(c, int) else Fraction(c) for j, c in model.objective.items()}
-    d = math.lcm(1, *{v.denominator for _, v in ys if not isinstance(v, int)}, *{c.denominator for c in costs.values() if not isinstance(c, int)})
-    reduced = {j: int(c * d) for j, c in costs.items()}  # d * c_j, whole
+            ys.append((i, y if isinstance(y, (int, Fraction)) else Fraction(y)))
+    costs = {j: c if isinstance(c, (int, Fraction)) else Fraction(c) for j, c in model.objective.items()}
+    d = math.lcm(1, *{v.denominator for _, v in ys}, *{c.denominator for c in costs.values()})
+    reduced = {j: c.numerator * (d // c.denominator) for j, c in costs.items()}  # d * c_j, whole
     total = 0
     for i, y in ys:
         terms, lo, hi = model.rows[i]
-        yd = int(y * d)
+        yd = y.numerator * (d // y.denominator)
         total += yd * (lo if y > 0 else hi)
         for j, a in terms.items():
             reduced[j] = reduced.get(j, 0) - yd * a
@@ -167,6 +167,42 @@ def relaxation(model: Linear, *, seconds: float | None = None) -> Relaxation | N
     multipliers = tuple(_rational(r.dual_value()) for r in rows)
     point = tuple(x.solution_value() for x in xs)
     return Relaxation(value=solver.Objective().Value(), multipliers=multipliers, bound=dual_bound(model, multipliers), point=point)
+
+
+class GrowingRelaxation:
+    """:func:`relaxation` of a model that only gains rows between solves, loaded into GLOP once.
+
+    Each :meth:`solve` adds the rows the model gained since the last one and solves again from
+    GLOP's last basis; the answer is :func:`relaxation`'s (multipliers rounded, the bound
+    recomputed here by :func:`dual_bound` over the whole model as it is now). The variables'
+    bounds and the objective must stay as they were when it was built.
+    """
+
+    def __init__(self, model: Linear):
+        from ortools.linear_solver import pywraplp
+
+        self.model, self.pywraplp = model, pywraplp
+        self.solver = pywraplp.Solver.CreateSolver("GLOP")
+        self.xs, self.rows = _load(self.solver, model, integer=False)
+        self.lower, self.upper, self.objective = list(model.lower), list(model.upper), dict(model.objective)
+
+    def solve(self, *, seconds: float | None = None) -> Relaxation | None:
+        model = self.model
+        if model.lower != self.lower or model.upper != self.upper or model.objective != self.objective:
+            raise ValueError("a growing relaxation's model may gain rows only")
+        inf = self.solver.infinity()
+        for terms, lo, hi in model.rows[len(self.rows):]:
+            row = self.solver.Constraint(-inf if lo is None else lo, inf if hi is None else hi)
+            for j, a in terms.items():
+                row.SetCoefficient(self.xs[j], float(a))
+            self.rows.append(row)
+        if seconds is not None:
+            self.solver.SetTimeLimit(max(1, int(seconds * 1000)))
+        if self.solver.Solve() != self.pywraplp.Solver.OPTIMAL:
+            return None
+        multipliers = tuple(_rational(r.dual_value()) for r in self.rows)
+        point = tuple(x.solution_value() for x in self.xs)
+        return Relaxation(value=self.solver.Objective().Value(), multipliers=multipliers, bound=dual_bound(model, multipliers), point=point)
 
 
 def integer_solution(model: Linear, *, seconds: float, hint=None):

@@ -220,3 +220,22 @@ def test_a_dive_on_moves_gives_a_layout_within_the_spread_never_below_the_optimu
         values = evaluate(view, answer, prob.facts)
         assert values.imbalance == inst.least and values.spread == spread
         assert (values.spread, values.moves, values.restore) >= optimum
+
+
+@settings(max_examples=40)
+@given(small_models(), st.lists(st.tuples(st.lists(st.integers(-2, 2), min_size=3, max_size=3), st.integers(-2, 4)), min_size=1, max_size=3))
+def test_a_growing_relaxation_answers_as_one_built_afresh(m, extra):
+    """GrowingRelaxation (GLOP loaded once, rows added between solves) gives relaxation()'s value after every added row, its bound checked over the whole model."""
+    from rebalproof.solver.linear import GrowingRelaxation
+
+    growing = GrowingRelaxation(m)
+    for coefficients, lo in [(None, None), *extra]:
+        if coefficients is not None:
+            m.row(dict(zip(range(len(m.lower)), coefficients)), lo=lo)
+        fresh, grown = relaxation(m), growing.solve()
+        assert (fresh is None) == (grown is None)
+        if fresh is not None:
+            assert abs(fresh.value - grown.value) < 1e-6 and grown.bound == dual_bound(m, grown.multipliers)
+    m.lower[0] -= 1
+    with pytest.raises(ValueError):
+        growing.solve()
