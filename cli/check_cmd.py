@@ -84,6 +84,8 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
             words += f" (leader {a['leader']})"
         if a.get("kind") == "rebalance" and a.get("choice"):
             words += f" choice {a['choice']}"
+        if a.get("lags"):
+            words += f" (lags: {a['lags']})"
         mark = "  <- cycle starts after this step" if cycle is not None and i == cycle else ""
         lines.append(f"  {i:3}. {words}{mark}")
     if len(lines) > limit:
@@ -153,6 +155,9 @@ def _with_budget(callback):
 @click.option("--depth", type=int, default=None, help="BFS depth bound  [default: none]")
 @click.option("--max-states", "max_states", type=int, default=None, help="stop after this many distinct states")
 @click.option("--aging/--no-aging", default=None, help="state of copies no longer hosted ages and is cleaned up  [default: on]")
+@click.option("--boundary-lags/--no-boundary-lags", "boundary_lags", default=None,
+              help="rebalances may also report caught-up lags at exactly acceptable_recovery_lag, the seed's "
+                   "boundary  [default: on for py:/exec: assignors, off for built-ins]")
 @click.option("--capacities", default=None, metavar="C1,C2,...",
               help="stream threads per instance of the pool, in order (I1, I2, ...); a shorter list repeats its "
                    "last value, e.g. 1,2 gives I1 one thread and every later instance two  [default: 1]")
@@ -191,7 +196,8 @@ def _with_budget(callback):
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 @_with_budget
 def command(budget, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, events, depth, max_states, aging, capacities, start, symmetry, symmetry_seed, por, timeout, time_limit,
+            standbys, max_warmups, events, depth, max_states, aging, boundary_lags, capacities, start, symmetry, symmetry_seed, por,
+            timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, quiet, require_complete):
     """Model-check a rebalance protocol with an assignor (exit 0 ok, 1 violated, 2 bad usage, 130 interrupted)."""
@@ -200,7 +206,7 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
         values.update(load_scenario(scenario))
     flags = dict(instances=instances, initial=initial, subtopologies=subtopologies, partitions=partitions,
                  stateless=stateless, standbys=standbys, max_warmups=max_warmups, events=events, depth=depth,
-                 max_states=max_states, aging=aging, start=start, capacities=capacities)
+                 max_states=max_states, aging=aging, start=start, capacities=capacities, boundary_lags=boundary_lags)
     values.update({k: v for k, v in flags.items() if v is not None})
     protocol_spec = protocol_spec or values.pop("protocol", None) or "cooperative"
     values.pop("protocol", None)
@@ -208,11 +214,12 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
     values.pop("assignor", None)
     if not timeout > 0:
         raise InputError(f"--timeout must be more than 0 seconds, got {timeout:g}")
-    bounds = Bounds(**{k: v for k, v in values.items() if k in BOUND_FIELDS})
     proto = parse_protocol(protocol_spec)
     explorer = _engine(engine, master=master, partitions=spark_partitions, checkpoint_dir=checkpoint_dir,
                        checkpoint_every=checkpoint_every, resume_dir=resume_dir)
     with resolve_for_model(spec, timeout=timeout) as resolved:
+        values.setdefault("boundary_lags", resolved.default_boundary_lags)
+        bounds = Bounds(**{k: v for k, v in values.items() if k in BOUND_FIELDS})
         chosen_rules = resolved.rules if rules is None else (None if rules == "none" else rules)
         symmetry = symmetry or resolved.default_symmetry
         use_symmetry = resolved.symmetry_for(symmetry)
@@ -339,7 +346,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
         f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
         f"max {b.max_warmups} warmups, {b.events} membership events"
-        f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}, {b.start} start"
+        f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}"
+        f"{', boundary lags' if b.boundary_lags else ''}, {b.start} start"
         f"{'' if b.capacities == (1,) else f', capacities {b.describe_capacities()} threads'}\n"
     )
     auto = result.symmetry_check
@@ -375,5 +383,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
     out.write(f"\n{exp.stats.describe()}\n")
+    boundary = result.boundary_line()
+    if boundary is not None:
+        out.write(boundary + "\n")
     out.write(summary_line([r.verdict for r in result.results]) + f"; {result.calls_line(external=external)}\n")
     out.flush()

@@ -207,6 +207,13 @@ class ResolvedForModel:
         return self.kind in ("py", "exec")
 
     @property
+    def default_boundary_lags(self) -> bool:
+        """True for an external assignor: rebalances may also report caught-up lags at the limit
+        (:mod:`rebalproof.model.lag_readings`); the built-ins, the references, are calibrated with
+        them on in the test suite and default off (their extra assignor calls buy nothing there)."""
+        return self.external
+
+    @property
     def default_symmetry(self) -> str:
         """``auto`` for an external assignor (nothing is declared, so sample), else ``declared``."""
         return "auto" if self.external else "declared"

@@ -22,7 +22,9 @@ Abstraction choices:
   bound;
 - lags are abstracted (see :mod:`rebalproof.model.group_state`); the leader's view reports a
   caught-up copy as lag 0 and a behind one as ``acceptable_recovery_lag + 1``, a copy with no
-  state not at all (KIP-441 "Computing the most-caught-up instances").
+  state not at all (KIP-441 "Computing the most-caught-up instances"); with ``boundary_lags`` a
+  rebalance may also report caught-up copies at exactly ``acceptable_recovery_lag``
+  (:mod:`rebalproof.model.lag_readings`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Bounds:
     aging: bool = True  # state of unhosted copies ages and is cleaned up
     start: str = "warm"  # "warm": a settled group, every copy caught up; "cold": nothing held, no state
     capacities: tuple[int, ...] = (1,)  # stream threads of I1, I2, ... (the last value repeats)
+    boundary_lags: bool = False  # rebalances may also report caught-up lags at acceptable_recovery_lag
 
     def __post_init__(self):
         object.__setattr__(self, "capacities", _capacities(self.capacities))
@@ -67,7 +70,7 @@ class Bounds:
                 if value not in ("warm", "cold"):
                     raise InputError(f"must be 'warm' or 'cold', got {value!r}", where="bounds.start")
                 continue
-            if f.name == "aging":
+            if f.name in ("aging", "boundary_lags"):
                 if not isinstance(value, bool):
                     raise InputError(f"must be true or false, got {value!r}", where=f"bounds.{f.name}")
                 continue
@@ -136,6 +139,8 @@ class Bounds:
             del out["capacities"]
         else:
             out["capacities"] = list(self.capacities)
+        if not self.boundary_lags:
+            del out["boundary_lags"]
         return out
 
 

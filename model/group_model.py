@@ -40,6 +40,7 @@ from rebalproof.model.group_state import (
     GroupState,
     MemberState,
 )
+from rebalproof.model.lag_readings import READINGS, reported_lags
 from rebalproof.model.view import Member, RebalanceInput
 
 __all__ = ["GroupModel", "RebalanceStep"]
@@ -65,12 +66,15 @@ class _LastState:
     rebalance edge). Keyed by the state object itself, held here, so never by a reused address;
     dropped when pickled, as the chooser's memo is."""
 
-    __slots__ = ("state", "joined", "reported", "key", "answers", "view", "steps")
+    __slots__ = ("state", "joined", "reported", "key", "answers", "view", "steps", "readings")
 
     def __init__(self):
         self.state = None
         self.joined = self.reported = self.key = self.answers = self.view = None
         self.steps: dict = {}
+        #: boundary lag readings (model/lag_readings.py): reading -> [key, answers, view] for
+        #: the readings that change the view; None until asked
+        self.readings: dict | None = None
 
     def __reduce__(self):
         return (_LastState, ())
@@ -80,6 +84,7 @@ class _LastState:
             self.state = state
             self.joined = self.reported = self.key = self.answers = self.view = None
             self.steps = {}
+            self.readings = None
         return self
 
 
@@ -194,11 +199,15 @@ class GroupModel:
         proto = self.protocol
         members = state.members
         if state.triggers and members:
-            n = len(self._answers(state))
+            answers = self._answers(state)
+            n = len(answers)
+            extra = self._boundary_choices(state, answers) if self.bounds.boundary_lags else ()
             electors = (None,) if state.leader is not None else tuple(m.id for m in members)
             for leader in electors:
                 for c in range(n):
                     out.append(Action("rebalance", choice=c, leader=leader))
+                for reading, c in extra:
+                    out.append(Action("rebalance", choice=c, leader=leader, lags=reading))
         for entry in state.pending:
             out.append(Action("deliver", member=entry[0]))
         for m in members:
@@ -320,14 +329,78 @@ class GroupModel:
             state.memory,
         )
 
-    def _answers_for(self, state: GroupState):
-        """``(view, answers)`` of the rebalance ``state`` would run."""
+    def _answers_for(self, state: GroupState, reading: str | None = None):
+        """``(view, answers)`` of the rebalance ``state`` would run (with the leader's view
+        reporting lags by ``reading``; ``(None, ())`` for a reading that changes nothing)."""
+        if reading is not None:
+            entry = self._reading_entry(state, reading)
+            if entry is None:
+                return None, ()
+            key = entry[0]
+            if entry[1] is None:
+                entry[1] = self._chooser.answers_for(key, lambda: self.view_from_key(key))
+            if entry[2] is None:
+                entry[2] = self._chooser.view_for(key, lambda: self.view_from_key(key))
+            return entry[2], entry[1]
         answers = self._answers(state)
         last = self._last
         if last.view is None:
             key = last.key
             last.view = self._chooser.view_for(key, lambda: self.view_from_key(key))
         return last.view, answers
+
+    # -- boundary lags (model/lag_readings.py) ------------------------------------------------
+    def _reading_entry(self, state: GroupState, reading: str):
+        """``[key, answers, view]`` of ``reading`` on the view of ``state``, or None when it
+        reports what the canonical reading or an earlier reading reports."""
+        last = self._joined_key(state)
+        if last.readings is None:
+            last.readings = {}
+            members, memory = last.key
+            limit = self.bounds.acceptable_recovery_lag
+            seen = {tuple(reported_lags(None, m[5], m[2], m[3], m[4], limit) for m in members)}
+            for r in READINGS:
+                numbers = tuple(reported_lags(r, m[5], m[2], m[3], m[4], limit) for m in members)
+                if numbers not in seen:
+                    seen.add(numbers)
+                    last.readings[r] = [(members, memory, r), None, None]
+        return last.readings.get(reading)
+
+    def _boundary_choices(self, state: GroupState, answers: tuple) -> list[tuple[str, int]]:
+        """``(reading, choice)`` of every answer to a boundary reading of the view of ``state``
+        that no earlier reading answered: an answer given to the canonical view too makes the same
+        successor with the same verdicts (the model keeps lag classes, the properties read lags
+        through the floor), so only new answers are new steps."""
+        seen = set(answers)
+        out = []
+        for reading in READINGS:
+            for c, answer in enumerate(self._answers_for(state, reading)[1]):
+                if answer not in seen:
+                    seen.add(answer)
+                    out.append((reading, c))
+        return out
+
+    def boundary_summary(self) -> tuple[int, int]:
+        """``(asked, otherwise)``: views the assignor was asked at a boundary reading, and of those
+        the ones it answered otherwise than the same view at the canonical lags (each a new step),
+        over the views still in the chooser's memo."""
+        memo = self._chooser._memo
+        asked = otherwise = 0
+        for key, answers in memo.items():
+            if len(key) == 3:
+                asked += 1
+                canonical = memo.get(key[:2])
+                if canonical is None or set(answers) - set(canonical):
+                    otherwise += 1
+        return asked, otherwise
+
+    def step_key(self, state: GroupState, action: Action):
+        """The view key of the view a rebalance ``action`` in ``state`` shows the leader: the
+        :meth:`view_key`, or that of its lag reading (``action.lags``)."""
+        if action.lags is None:
+            return self.view_key(state)
+        entry = self._reading_entry(state, action.lags)
+        return None if entry is None else entry[0]
 
     def _answers(self, state: GroupState) -> tuple:
         """The assignor's answers on the view of ``state`` (the view itself not built)."""
@@ -384,7 +457,10 @@ class GroupModel:
         return ahead.memory
 
     def view_from_key(self, key) -> RebalanceInput:
-        """The leader's view of a :meth:`view_key` (the key holds all of it but what the bounds fix)."""
+        """The leader's view of a :meth:`view_key` or :meth:`step_key` (the key holds all of it but
+        what the bounds fix)."""
+        if len(key) == 3:
+            return self._view_with_reading(key)
         members, memory = key
         behind = self.bounds.behind_lag
         return RebalanceInput(
@@ -399,6 +475,27 @@ class GroupModel:
                     standby=standby,
                     warmup=warmup,
                     lags=tuple((t, 0 if c == CAUGHT_UP else behind) for t, c in lags),
+                )
+                for m_id, leaving, active, standby, warmup, lags in members
+            ),
+            previous_members=memory,
+        )
+
+    def _view_with_reading(self, key) -> RebalanceInput:
+        members, memory, reading = key
+        limit = self.bounds.acceptable_recovery_lag
+        return RebalanceInput(
+            config=self._config,
+            tasks=self._tasks,
+            members=tuple(
+                Member(
+                    id=m_id,
+                    capacity=self.capacity(m_id),
+                    leaving=leaving,
+                    active=active,
+                    standby=standby,
+                    warmup=warmup,
+                    lags=reported_lags(reading, lags, active, standby, warmup, limit),
                 )
                 for m_id, leaving, active, standby, warmup, lags in members
             ),
@@ -427,14 +524,18 @@ class GroupModel:
         """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""
         if action.kind != "rebalance" or not state.triggers or not state.members:
             return None
-        view, answers = self._answers_for(state)
+        reading = action.lags
+        if reading is not None and not self.bounds.boundary_lags:
+            return None
+        view, answers = self._answers_for(state, reading)
         if not 0 <= action.choice < len(answers):
             return None
         last = self._last.at(state)
-        step = last.steps.get(action.choice)
+        at = action.choice if reading is None else (reading, action.choice)
+        step = last.steps.get(at)
         if step is None:
             raw = answers[action.choice]
-            step = last.steps[action.choice] = RebalanceStep(view=view, assignment=raw, delivered=self._hand_over(last.joined, raw))
+            step = last.steps[at] = RebalanceStep(view=view, assignment=raw, delivered=self._hand_over(last.joined, raw))
         return step
 
     def _sorted(self, tasks) -> tuple[str, ...]:

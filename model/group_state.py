@@ -123,7 +123,9 @@ class Action(NamedTuple):
 
     ``kind`` is one of :data:`ACTION_KINDS`; ``member``/``task`` say whom it is about;
     ``choice`` picks among a nondeterministic assignor's answers; ``leader`` names the leader a
-    rebalance elects when the old one is gone.
+    rebalance elects when the old one is gone; ``lags`` names the lag reading the leader's view
+    reports (:mod:`rebalproof.model.lag_readings`; None: the canonical one), ``choice`` then
+    picking among the answers to that view.
     """
 
     kind: str
@@ -131,6 +133,7 @@ class Action(NamedTuple):
     task: str | None = None
     choice: int = 0
     leader: str | None = None
+    lags: str | None = None
 
     def to_json(self) -> dict:
         out = {"kind": self.kind}
@@ -142,6 +145,8 @@ class Action(NamedTuple):
             out["choice"] = self.choice
         if self.leader is not None:
             out["leader"] = self.leader
+        if self.lags is not None:
+            out["lags"] = self.lags
         return out
 
     @classmethod
@@ -152,6 +157,7 @@ class Action(NamedTuple):
             task=obj.get("task"),
             choice=obj.get("choice", 0),
             leader=obj.get("leader"),
+            lags=obj.get("lags"),
         )
 
     def describe(self) -> str:
@@ -164,6 +170,8 @@ class Action(NamedTuple):
             parts.append(f"choice {self.choice}")
         if self.leader:
             parts.append(f"(leader {self.leader})")
+        if self.lags:
+            parts.append(f"(lags: {self.lags})")
         return " ".join(parts)
 
     @property

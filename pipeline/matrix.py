@@ -38,8 +38,8 @@ def run_check(spec: CheckSpec) -> dict:
         from rebalproof.properties.run_check import check_model
 
         proto = parse_protocol(spec.protocol)
-        bounds = Bounds(**dict(spec.bounds))
         with resolve_for_model(spec.assignor) as resolved:
+            bounds = Bounds(**{"boundary_lags": resolved.default_boundary_lags, **dict(spec.bounds)})
             rules = resolved.rules if spec.rules is None else (None if spec.rules == "none" else spec.rules)
             symmetry = resolved.symmetry_for(spec.symmetry)
             result = check_model(

@@ -624,9 +624,9 @@ class RunMonitor:
             if raw != pre and s.triggers != ("revoked",) and not _realizes_only(pre, raw, s):
                 weight |= 2
             if self._deferred is not None:
-                self._deferred.submit(self.model.view_key(s), a.choice, step, src, a)
+                self._deferred.submit(self.model.step_key(s, a), a.choice, step, src, a)
             elif self.judge is not None:
-                for name, message in self.judge.judge(e, self.model.view_key(s), a.choice, step):
+                for name, message in self.judge.judge(e, self.model.step_key(s, a), a.choice, step):
                     self._judged_violation(name, message, src, a)
         self.edge_weight.append(weight)
         for p in self._open_edge_checks:

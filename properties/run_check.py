@@ -66,6 +66,25 @@ class CheckResult:
     #: why partial-order reduction was asked for and switched off (None: it was not)
     por_off: str | None = None
 
+    @property
+    def boundary_lags(self) -> dict | None:
+        """With ``Bounds.boundary_lags``: ``{"views": asked, "answered_otherwise": n}`` (see
+        :meth:`GroupModel.boundary_summary`); None without."""
+        if not self.ctx.bounds.boundary_lags:
+            return None
+        asked, otherwise = self.exploration.model.boundary_summary()
+        return {"views": asked, "answered_otherwise": otherwise}
+
+    def boundary_line(self) -> str | None:
+        """What boundary lags did, in one line (None without them)."""
+        b = self.boundary_lags
+        if b is None:
+            return None
+        head = f"boundary lags: {b['views']:,} views also asked with caught-up copies at acceptable_recovery_lag"
+        if not b["answered_otherwise"]:
+            return head + "; every one answered as with those copies at lag 0"
+        return head + f"; {b['answered_otherwise']:,} answered otherwise (explored as more rebalance steps)"
+
     def calls_line(self, *, external: bool = False) -> str:
         """``N external calls for M distinct states (memo hits H)``."""
         what = "external calls" if external else "assignor calls"
@@ -113,6 +132,7 @@ class CheckResult:
                 "equivariance_check_calls": self.symmetry_check.calls if self.symmetry_check else 0,
             },
             **({"symmetry_check": self.symmetry_check.to_json()} if self.symmetry_check else {}),
+            **({"boundary_lags": self.boundary_lags} if self.ctx.bounds.boundary_lags else {}),
             "properties": [
                 dict(r.verdict.to_json(), expectation=r.property.expectation, promise=r.property.promise)
                 for r in self.results

@@ -50,7 +50,7 @@ def run_json(capsys, *args) -> tuple[int, dict]:
 # -- call counts -------------------------------------------------------------------------
 
 def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
-    code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
+    code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off", "--no-boundary-lags")
     calls = report["assignor_calls"]
     assert code == 0 and report["complete"]
     # 1,773 with partial-order reduction (1,784 with --por off: the same 244 views, POR reduces only where no rebalance follows)
@@ -60,6 +60,16 @@ def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
     assert calls["calls"] == 244 and 0 < calls["memo_hits"] and calls["calls"] + calls["memo_hits"] <= calls["distinct_states"]
     assert calls["line"] == f"244 external calls for 1,773 distinct states (memo hits {calls['memo_hits']:,})"
     assert calls["calls"] * 5 < calls["distinct_states"]  # the memo: one call per distinct leader view
+
+
+def test_boundary_lags_ask_each_view_at_most_twice_more(capsys):
+    """The default for an external assignor: the same 244 views, each also asked at the boundary
+    readings that change it (481 of them), every answer the one at lag 0: the same states."""
+    code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
+    calls = report["assignor_calls"]
+    assert code == 0 and report["complete"] and report["bounds"]["boundary_lags"] is True
+    assert report["boundary_lags"] == {"views": 481, "answered_otherwise": 0}
+    assert calls["distinct_states"] == 1773 and calls["calls"] == 244 + 481
 
 
 def test_the_summary_line_says_calls_for_states(capsys):

@@ -41,8 +41,9 @@ ROWS = tomllib.loads(MANIFEST.read_text())["model"]
 def run_row(row: dict, *, por: bool = True):
     spec = row["assignor"].replace("{python}", sys.executable).replace("{root}", str(ROOT))
     proto = parse_protocol(row["protocol"])
-    bounds = Bounds(**row.get("bounds", {}))
     with resolve_for_model(spec, timeout=30) as resolved:
+        # as rebalproof check: boundary lags on for py:/exec: unless the row says otherwise
+        bounds = Bounds(**{"boundary_lags": resolved.default_boundary_lags, **row.get("bounds", {})})
         symmetry = row.get("symmetry", False)
         rules = row.get("rules", resolved.rules)  # as rebalproof check: ha for py:/exec: unless told
         result = check_model(

@@ -2,13 +2,15 @@
 
 Each bug is one plausible mistake in a correct assignor. Those ``check`` catches are asserted
 at the cheapest bounds that catch them (exit 1, the property a reader would expect named,
-the shortest trace's length); the correct example holds at those bounds. Two are missed by
-every bound ``check`` offers and are reported as strict xfails:
+the shortest trace's length); the correct example holds at those bounds. Three were missed by
+every bound ``check`` offered and were reported as strict xfails; both are settled:
 
 - ``lag_strict`` (``lag < acceptable_recovery_lag``) and ``rank_unfloored`` (the lowest lag
-  wins): the group model reports a caught-up copy as lag 0 and a behind one as
-  ``acceptable_recovery_lag + 1``, never a lag in between, so no exploration can tell them from
-  the seed's floor; ``oracle`` on a view with a lag at the limit does (``fixpoint``).
+  wins): the group model reported a caught-up copy as lag 0 and a behind one as
+  ``acceptable_recovery_lag + 1``, never a lag in between, so no exploration could tell them from
+  the seed's floor; ``oracle`` on a view with a lag at the limit did (``fixpoint``). Boundary lags
+  (``model/lag_readings.py``, on by default for ``py:``/``exec:``) let a rebalance report caught-up
+  copies at exactly the limit: ``check`` now catches both.
 
 ``copies_kept`` (the copies a move leaves behind are kept, within the warmup budget, with no
 probing rebalance) was missed too and is settled: warmup-bound (ha) allows extra copies only
@@ -96,14 +98,34 @@ def test_a_lag_bug_is_caught_on_a_lag_at_the_limit(bug):
     assert [v.property for v in report.violations] == ["fixpoint"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "red2 missed violation: the group model reports lags as 0 or acceptable_recovery_lag + 1, never "
-    "a lag within the limit but above 0, so check cannot tell 'lag < limit' or an unfloored rank from "
-    "the seed's 'lag <= acceptable_recovery_lag ... considered caught up'"))
+LAG_BUGS = [
+    # (bug, depth bound, the property named, its shortest trace): each bug's answers to the boundary
+    # readings open up a space far larger than a correct assignor's (rank_unfloored: 655,092 states
+    # in one fair cycle at --events 1), so the test bounds the depth past the shortest trace
+    ("lag_strict", 6, "caught-up-active", 5),
+    ("rank_unfloored", 14, "fixpoint", 13),
+]
+
+
+@pytest.mark.parametrize(("bug", "depth", "named", "steps"), LAG_BUGS, ids=[b[0] for b in LAG_BUGS])
+def test_check_catches_a_lag_bug(capsys, tmp_path, bug, depth, named, steps):
+    """Missed while the model reported caught-up lags as 0 only (red team 2's strict xfail); the
+    default boundary lags of an external assignor show the leader a caught-up copy at the limit."""
+    code, violated, traces = _check(capsys, "--assignor", SEEDED + bug, "--events", "1", "--depth", str(depth),
+                                    trace_dir=tmp_path)
+    assert code == 1 and named in violated, violated
+    assert traces[named] == steps
+    # the counterexample shows the leader a caught-up copy at exactly acceptable_recovery_lag
+    trace = json.loads((tmp_path / next(p.name for p in tmp_path.iterdir() if p.name.endswith(f"--{named}.json"))).read_text())
+    readings = [s["action"].get("lags") for s in trace["steps"] if s["action"]["kind"] == "rebalance"]
+    assert any(readings), readings
+
+
 @pytest.mark.parametrize("bug", ["lag_strict", "rank_unfloored"])
-def test_check_catches_a_lag_bug(capsys, bug):
-    code, violated, _ = _check(capsys, "--assignor", SEEDED + bug, "--events", "1")
-    assert code == 1
+def test_without_boundary_lags_the_lag_bugs_pass_unseen(capsys, bug):
+    """The same bounds with --no-boundary-lags: nothing violated (what made them missed)."""
+    code, violated, _ = _check(capsys, "--assignor", SEEDED + bug, "--events", "1", "--depth", "14", "--no-boundary-lags")
+    assert not violated, violated
 
 
 # What ``check`` (default bounds) saw copies_kept answer, 3 views of this kind: I3's warmup of 1_1

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from rebalproof.errors import InputError
 from rebalproof.model.codec import decode_assignment, decode_input, encode_assignment, encode_input, write_json_atomic
 from rebalproof.model.group_state import LAG_CLASSES, Action, GroupState, MemberState
+from rebalproof.model.lag_readings import READINGS
 from rebalproof.reading import schema_problem
 
 __all__ = [
@@ -111,6 +112,7 @@ _ACTION_SCHEMA = {
         "task": {"type": "string"},
         "choice": {"type": "integer", "minimum": 0},
         "leader": {"type": "string"},
+        "lags": {"enum": list(READINGS)},
     },
 }
 TRACE_SCHEMA = {
@@ -319,6 +321,12 @@ def _check_step(action: Action | None, state: GroupState, before: GroupState | N
         raise InputError(f"{action.member} is not a member in the state before this {action.kind}", where="action")
     if not isinstance(action.choice, int) or isinstance(action.choice, bool) or action.choice < 0:
         raise InputError("choice must be a whole number of at least 0", where="action.choice")
+    if action.lags is not None and (action.kind != "rebalance" or action.lags not in READINGS):
+        raise InputError(
+            f"lags names the lag reading of a rebalance's view, one of {', '.join(READINGS)}; got {action.lags!r}"
+            + ("" if action.kind == "rebalance" else f" on a {action.kind}"),
+            where="action.lags",
+        )
     if rebalance is not None:
         view = decode_input(rebalance.get("input"))
         if rebalance.get("assignment") is not None:

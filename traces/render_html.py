@@ -212,6 +212,8 @@ def _rebalance_card(b: RebalanceBlock, state: GroupState, show_warmup: bool) -> 
             head += f" ({', '.join(b.not_ready)} not ready yet)"
         lines = [head] + ["\t" + member_line(j) for j in b.joined]
         out.append(f'<pre class="seed">{_e(chr(10).join(lines))}</pre>')
+    if b.lags_note:
+        out.append(f'<p class="note">{_e(b.lags_note[0].upper() + b.lags_note[1:])}.</p>')
     if b.error:
         out.append(f'<p class="banner fail">The assignor failed: {_e(b.error)}</p>')
         return out

@@ -222,6 +222,8 @@ def _block_lines(b: RebalanceBlock, story: Story, *, steps: bool, comments: bool
             head += f" ({_and(b.not_ready)} {'is' if len(b.not_ready) == 1 else 'are'} not ready yet)"
         out.append(head)
         out += ["\t" + member_line(j) for j in b.joined]
+    if b.lags_note:
+        out.append(f"\t({b.lags_note})")
     if b.error:
         out.append(f"{b.leader} cannot perform task assignments: the assignor failed: {b.error}")
     else:

@@ -119,6 +119,7 @@ class RebalanceBlock:
     error: str = ""
     roles_before: dict = field(default_factory=dict)  # member -> (active, standby, warmup) before the join
     roles_after: dict = field(default_factory=dict)  # member -> (active, standby, warmup) of the answer
+    lags_note: str = ""  # with a boundary lag reading: which caught-up copies the view reported at the limit
 
 
 @dataclass(frozen=True)
@@ -301,6 +302,7 @@ def _block(trace: Trace, number: int, idx: int, before: tuple[Event, ...]) -> Re
             answer_lines.append(MemberLine(member=mid, assigned=act, revoked=_minus(held, act), learning=wu, standby=sb))
             roles_after[mid] = (act, sb, wu)
     title = step.title or f"#{ordinal(number)} Rebalance"
+    lags_note = _lags_note(trace, step) if step.action is not None and step.action.lags else ""
     return RebalanceBlock(
         number=number,
         step=idx,
@@ -318,7 +320,21 @@ def _block(trace: Trace, number: int, idx: int, before: tuple[Event, ...]) -> Re
         error=step.error or "",
         roles_before={m.id: (m.active, m.standby, m.warmup) for m in prev.members},
         roles_after=roles_after,
+        lags_note=lags_note,
     )
+
+
+def _lags_note(trace: Trace, step) -> str:
+    """What a boundary lag reading (``step.action.lags``) showed the leader: the copies its view
+    reported at exactly ``acceptable_recovery_lag``, from the recorded input."""
+    limit = (trace.header.get("config") or {}).get("acceptable_recovery_lag", 10000)
+    members = ((step.rebalance or {}).get("input") or {}).get("members") or []
+    at = [f"{m['id']} {', '.join(sorted_ids(t for t, lag in (m.get('lags') or {}).items() if lag == limit))}"
+          for m in members if any(lag == limit for lag in (m.get("lags") or {}).values())]
+    if not at:
+        return ""
+    return (f"the leader's view reports these caught-up copies at acceptable_recovery_lag ({limit}): {'; '.join(at)}; "
+            f"every other caught-up copy at 0 ({step.action.lags})")
 
 
 def step_event(trace: Trace, index: int) -> Event | None:
