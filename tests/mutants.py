@@ -6,8 +6,9 @@ assignor (a dict in, a dict out), run from the repository root as
 ``rebalproof check --assignor py:tests.mutants:<name>``. :data:`MUTANTS` says, for each, the
 property ``check`` must name, the bounds it is checked at, and why those bounds: some bugs only
 show with more standbys, more members, stateless tasks or after a leader fail-over, so smaller
-bounds miss them. ``tests/test_mutants.py`` runs every row and the correct assignors at the
-same bounds.
+bounds miss them; the two lag bugs show only with boundary lags (a caught-up copy reported at
+exactly ``acceptable_recovery_lag``, on by default for ``py:``). ``tests/test_mutants.py`` runs
+every row and the correct assignors at the same bounds.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 
 from examples.ha_assignor import assign as correct
 from examples.ha_assignor import id_key
+from tests.assignors.independent_seeded import lag_strict, rank_unfloored  # red team 2's, reused
 
-__all__ = ["MUTANTS", "Mutant", "correct"]
+__all__ = ["MUTANTS", "Mutant", "correct", "lag_strict", "rank_unfloored"]
 
 
 def _stateful(request: dict) -> list[str]:
@@ -256,4 +258,12 @@ MUTANTS = (
            "--max-warmups 1 and a join: the new member warms up two tasks"),
     Mutant("standbys_by_load", "standbys dealt by load, lags ignored", "caught-up-standby", _BASE,
            "a join: the new member, with no state, gets a standby while the caught-up member that held it gets none"),
+    # the answers of the lag bugs to the boundary readings open up a large space (the complete run
+    # at --events 1 takes minutes): a depth bound past the shortest trace keeps them quick
+    Mutant("lag_strict", "caught up read as lag < acceptable_recovery_lag", "caught-up-active", dict(_BASE, depth=6),
+           "a join, with the owners' copies reported at the limit: it takes them for behind; without boundary lags "
+           "no view shows a lag at the limit", hides_at=dict(_BASE, boundary_lags=False)),
+    Mutant("rank_unfloored", "ranks not floored at acceptable_recovery_lag", "fixpoint", dict(_BASE, depth=14),
+           "a settled group whose owner reports a lag at the limit and a standby 0: it moves the active",
+           hides_at=dict(_BASE, boundary_lags=False)),
 )
