@@ -183,18 +183,20 @@ def test_boundary_lags_change_no_state_count_for_an_assignor_reading_lags_throug
 
 
 _TRACES: list = []
+LAG_STRICT = "py:tests.mutants:lag_strict"  # caught up read as lag < acceptable_recovery_lag
 
 
 def _trace_with_a_reading() -> dict:
-    """A counterexample of ``_unfloored`` (a shuffle: it chases the lowest raw lag) whose steps
-    show the leader a boundary reading; made once."""
+    """lag_strict's counterexample at --events 1 --depth 6 (5 steps, both readings shown); made once."""
+    from rebalproof.model.assignors.spec import resolve
     from rebalproof.properties.run_check import check_model
 
     if not _TRACES:
-        result = check_model(protocol=parse_protocol("cooperative"), assignor=_unfloored, assignor_name="unfloored",
-                             rules="ha", bounds=Bounds(boundary_lags=True, events=1, depth=14), symmetry=False)
-        assert {"converges", "no-shuffle-cycle"} <= {r.property.name for r in result.violated}
-        _TRACES.extend(t for t in result.traces.values() if any(s["action"].get("lags") for s in t["steps"]))
+        with resolve(LAG_STRICT) as resolved:
+            result = check_model(protocol=parse_protocol("cooperative"), assignor=resolved, assignor_name=LAG_STRICT,
+                                 rules="ha", bounds=Bounds(boundary_lags=True, events=1, depth=6), symmetry=False)
+        assert "caught-up-active" in {r.property.name for r in result.violated}
+        _TRACES.append(result.traces["caught-up-active"])
     return _TRACES[0]
 
 
@@ -203,16 +205,20 @@ def test_a_trace_with_a_reading_round_trips_and_replays():
     assert trace.header["bounds"]["boundary_lags"] is True
     readings = [s.action.lags for s in trace.steps[1:] if s.action.kind == "rebalance"]
     assert any(readings)
+    from rebalproof.model.assignors.spec import resolve
+
+    assert {a.lags for a in trace.actions if a.kind == "rebalance"} == set(READINGS)
     bounds = dict(trace.header["bounds"])
     bounds["capacities"] = tuple(bounds.get("capacities", (1,)))
-    model = _model(_unfloored, **bounds)  # a fresh model from the trace's own bounds
-    state = trace.steps[0].state
-    for step in trace.steps[1:]:
-        if step.action.kind == "rebalance":
-            computed = model.rebalance_step(state, step.action)
-            assert encode_input(computed.view) == step.rebalance["input"]
-        state = model.next_state(state, step.action)
-        assert state == step.state
+    with resolve(LAG_STRICT) as resolved:
+        model = _model(resolved, **bounds)  # a fresh model from the trace's own bounds
+        state = trace.steps[0].state
+        for step in trace.steps[1:]:
+            if step.action.kind == "rebalance":
+                computed = model.rebalance_step(state, step.action)
+                assert encode_input(computed.view) == step.rebalance["input"]
+            state = model.next_state(state, step.action)
+            assert state == step.state
 
 
 def test_a_reading_is_validated_when_a_trace_is_read():
