@@ -458,31 +458,9 @@ class GroupModel:
 
     def view_from_key(self, key) -> RebalanceInput:
         """The leader's view of a :meth:`view_key` or :meth:`step_key` (the key holds all of it but
-        what the bounds fix)."""
-        if len(key) == 3:
-            return self._view_with_reading(key)
-        members, memory = key
-        behind = self.bounds.behind_lag
-        return RebalanceInput(
-            config=self._config,
-            tasks=self._tasks,
-            members=tuple(
-                Member(
-                    id=m_id,
-                    capacity=self.capacity(m_id),
-                    leaving=leaving,
-                    active=active,
-                    standby=standby,
-                    warmup=warmup,
-                    lags=tuple((t, 0 if c == CAUGHT_UP else behind) for t, c in lags),
-                )
-                for m_id, leaving, active, standby, warmup, lags in members
-            ),
-            previous_members=memory,
-        )
-
-    def _view_with_reading(self, key) -> RebalanceInput:
-        members, memory, reading = key
+        what the bounds fix; a step key's third part names its lag reading)."""
+        members, memory, *reading = key
+        reading = reading[0] if reading else None
         limit = self.bounds.acceptable_recovery_lag
         return RebalanceInput(
             config=self._config,
