@@ -6,7 +6,8 @@ The corpus:
 - the leader's view of every rebalance of every seed scenario (``rebalproof.model.seeds429``,
   KIP-429, and ``rebalproof.model.seeds441``, KIP-441);
 - a fixed set of generated views (:func:`generated_inputs`): the same ones on every run for a
-  given ``seed``, from a :class:`random.Random` seeded with it. One in four is *settled* (an
+  given ``seed``, from a :class:`random.Random` seeded with it, lags exactly at
+  ``acceptable_recovery_lag`` among them. One in four is *settled* (an
   assignment already valid, balanced and caught up: what ``fixpoint`` is about); the others
   are random group states (new, leaving and lagging members, lost leader memory, standbys,
   warmups, stateless tasks).
@@ -110,6 +111,9 @@ def _config(rng: random.Random) -> Config:
 def _random_view(rng: random.Random) -> RebalanceInput:
     """Any group state: an arbitrary current assignment, lags of every kind, new and leaving members."""
     config, tasks = _config(rng), _tasks(rng, 0.25)
+    # lags of every kind: caught up (0, within acceptable_recovery_lag, exactly at it: seed 002's
+    # pseudocode counts "lag <= acceptable_recovery_lag" as caught up), behind, far behind
+    limit = config.acceptable_recovery_lag
     ids = [f"I{k}" for k in range(1, rng.randint(1, 5) + 1)]
     leaving = {m for m in ids if rng.random() < 0.15}
     if leaving == set(ids):
@@ -127,14 +131,14 @@ def _random_view(rng: random.Random) -> RebalanceInput:
         for _ in range(min(len(holders), rng.choice((0, config.num_standby_replicas, config.num_standby_replicas)))):
             member = holders.pop()
             roles[member]["standby"].append(task.id)
-            lags[member][task.id] = rng.choice((0, 50, 5000, 50000))
+            lags[member][task.id] = rng.choice((0, 50, 5000, 50000, limit))
         if holders and rng.random() < 0.2:
             member = holders.pop()
             roles[member]["warmup"].append(task.id)
-            lags[member][task.id] = rng.choice((0, 500, 20000))
+            lags[member][task.id] = rng.choice((0, 500, 20000, limit))
         for member in ids:  # state left on disk from earlier rounds, or none
             if task.id not in lags[member] and task.id not in roles[member]["active"] and rng.random() < 0.3:
-                lags[member][task.id] = rng.choice((0, 100, 20000, 200000))
+                lags[member][task.id] = rng.choice((0, 100, 20000, 200000, limit))
     members = tuple(
         Member(id=m, capacity=rng.choice((1, 1, 1, 2)), leaving=m in leaving, lags=lags[m], **roles[m]) for m in ids
     )
@@ -142,19 +146,21 @@ def _random_view(rng: random.Random) -> RebalanceInput:
 
 
 def _settled_view(rng: random.Random) -> RebalanceInput:
-    """A group at rest: actives dealt round-robin (balanced, spread), standbys next to them, all caught up."""
+    """A group at rest: actives dealt round-robin (balanced, spread), standbys next to them, all caught up
+    (each copy at lag 0 or exactly ``acceptable_recovery_lag``: caught up either way)."""
     config, tasks = _config(rng), _tasks(rng, 0.2)
+    caught_up = (0, config.acceptable_recovery_lag)
     ids = [f"I{k}" for k in range(1, rng.randint(1, 4) + 1)]
     roles = {m: {"active": [], "standby": [], "warmup": []} for m in ids}
     lags: dict[str, dict[str, int]] = {m: {} for m in ids}
     for k, task in enumerate(tasks):
         roles[ids[k % len(ids)]]["active"].append(task.id)
-        lags[ids[k % len(ids)]][task.id] = 0
+        lags[ids[k % len(ids)]][task.id] = rng.choice(caught_up)
         if task.stateful:
             for s in range(1, min(config.num_standby_replicas, len(ids) - 1) + 1):
                 member = ids[(k + s) % len(ids)]
                 roles[member]["standby"].append(task.id)
-                lags[member][task.id] = 0
+                lags[member][task.id] = rng.choice(caught_up)
     members = tuple(Member(id=m, lags=lags[m], **roles[m]) for m in ids)
     return RebalanceInput(config=config, tasks=tasks, members=members, previous_members=tuple(ids))
 
