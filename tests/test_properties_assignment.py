@@ -542,7 +542,9 @@ def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(
     default for ``py:``) finds it not equivariant only on views its reduced exploration reached
     and explores again in full; the verdicts are this one exploration's either way, and that
     path is test_blackbox_check.py's (test_a_name_dependence_found_deep_in_the_reduced_space_...).
-    The reduced exploration it would throw away was 20 of this test's 28 CPU-s."""
+    The reduced exploration it would throw away was 20 of this test's 28 CPU-s.
+    ``--no-boundary-lags``: the bug is about a leaving member, not lags (boundary lags, the default
+    for ``py:``, are tests/test_lag_readings.py's); they doubled this test's assignor calls."""
     (tmp_path / "learner_to_leaving.py").write_text(
         "from rebalproof.model.assignors.spec import resolve\n"
         "from rebalproof.model.codec import decode_input, encode_assignment\n"
@@ -562,7 +564,7 @@ def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(
     monkeypatch.syspath_prepend(str(tmp_path))
     from rebalproof.cli.main import main
 
-    code = main(["check", "--protocol", "learner", "--assignor", "py:learner_to_leaving:assign", "--rules", "learner", "--symmetry", "off", "--quiet"])
+    code = main(["check", "--protocol", "learner", "--assignor", "py:learner_to_leaving:assign", "--rules", "learner", "--symmetry", "off", "--no-boundary-lags", "--quiet"])
     out = capsys.readouterr().out
     assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: staying-learners ("), out[-600:]
 
