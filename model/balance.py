@@ -100,6 +100,8 @@ class BalanceReport:
     #: the actives, and each subtopology's, within one by :func:`within_one` or :func:`threads_within_one`
     active_either: bool = False
     subtopology_either: bool = False
+    #: the subtopologies within one by neither reading, each with its actives per member (non-leaving)
+    subtopologies_unbalanced: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def balanced(self) -> bool:
@@ -138,6 +140,11 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
             if view.has_task(task_id):
                 per_sub[subtopology_of(task_id)][m] += 1
     subs = tuple((s, spread(per_sub[s], caps)) for s in sorted_ids(per_sub))
+    unbalanced = tuple(
+        (s, tuple((m, per_sub[s][m]) for m in sorted_ids(caps)))
+        for s in sorted_ids(per_sub)
+        if not (within_one(per_sub[s], caps) or threads_within_one(per_sub[s], caps))
+    )
     return BalanceReport(
         active_within_one=within_one(actives, caps),
         active_spread=spread(actives, caps),
@@ -146,7 +153,8 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
         subtopology_within_one=all(within_one(per_sub[s], caps) for s in per_sub),
         subtopology_spread=subs,
         active_either=within_one(actives, caps) or threads_within_one(actives, caps),
-        subtopology_either=all(within_one(per_sub[s], caps) or threads_within_one(per_sub[s], caps) for s in per_sub),
+        subtopology_either=not unbalanced,
+        subtopologies_unbalanced=unbalanced,
     )
 
 

@@ -162,8 +162,10 @@ def _unbalanced(view: RebalanceInput, assignment: Assignment, report: BalanceRep
     if not report.active_either:
         parts.append(f"instances not within one ({_loads(view, assignment)})")
     if not report.subtopology_either:
-        worst = [s for s, spread in report.subtopology_spread if spread == max(x for _, x in report.subtopology_spread)]
-        parts.append(f"subtopology {worst[0]} not spread within one")
+        capacity = {m.id: m.capacity for m in view.members}
+        for sub, counts in report.subtopologies_unbalanced:
+            said = ", ".join(f"{m} {n}" + (f" on {capacity[m]} threads" if capacity[m] != 1 else "") for m, n in counts)
+            parts.append(f"subtopology {sub} not spread within one ({said})")
     return "not balanced: " + "; ".join(parts)
 
 
