@@ -72,22 +72,30 @@ def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, 
         slots = min(allowance, len(replicas))
         # the kindest split the counts allow: caught-up replicas, then kept ones, fill the slots
         judged += sum(1 for m in caught[:slots] if task_id not in view.member(m).copies)
-        forced = slots - len(caught) - len(kept)
-        if forced <= 0:
+        behind = slots - len(caught)  # standby slots a replica that must restore fills
+        if behind <= 0:
             continue
-        judged += forced
+        judged += behind
         idle = sorted_ids(m for m in group if m not in copies and rank(view, m, task_id) == 0)
         if not idle:
             continue
         one = len(idle) == 1
-        where = new[0] if len(new) == 1 else f"{'each' if forced == len(new) else 'one'} of {words(new)}"
-        ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(new) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in new)
+        forced_new = behind - len(kept)
+        if forced_new > 0:
+            where = new[0] if len(new) == 1 else f"{'each' if forced_new == len(new) else 'one'} of {words(new)}"
+            ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(new) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in new)
+            said, who = f"gets a new standby on {where} ({ranks})", new
+        else:
+            kept = sorted_ids(kept)
+            where = kept[0] if len(kept) == 1 else f"{'each' if behind == len(kept) else 'one'} of {words(kept)}"
+            ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(kept) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in kept)
+            said, who = f"keeps a standby on {where} ({ranks}), which must restore", kept
         problems.append(
-            f"task {task_id} gets a new standby on {where} ({ranks}), but {words(idle)} "
+            f"task {task_id} {said}, but {words(idle)} "
             f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
         )
         tasks.append(task_id)
-        named.extend([*new, *idle])
+        named.extend([*who, *idle])
     return problems, tasks, named, judged
 
 

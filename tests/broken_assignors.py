@@ -141,15 +141,17 @@ def too_many_warmups(view: RebalanceInput) -> Assignment | None:
 
 
 def missing_standby(view: RebalanceInput) -> Assignment | None:
-    """Drops one standby of the first stateful task that has one."""
+    """Drops one standby of the first stateful task that has one: the least caught up of them (so
+    the standbys left are still the next-most-caught-up: only the count is wrong)."""
     holds = _unsettled(view)
     if holds is None:
         return None
     for task in view.stateful_task_ids:
-        for m in view.member_ids:
-            if task in holds[m]["standby"]:
-                holds[m]["standby"].remove(task)
-                return _answer(view, holds)
+        holders = [m for m in view.member_ids if task in holds[m]["standby"]]
+        if holders:
+            worst = max(holders, key=lambda m: (rank(view, m, task), view.member_ids.index(m)))
+            holds[worst]["standby"].remove(task)
+            return _answer(view, holds)
     return None
 
 

@@ -7,7 +7,10 @@ A layout is *settled* when it
 - is valid: every task has exactly one active copy, stateless tasks have no standbys;
 - has every stateful active on a most-caught-up member (KIP-441 #1);
 - has exactly :func:`~rebalproof.model.assignors.ha_target.standby_count` standbys per
-  stateful task (KIP-441 #2; where they sit is not asked -- #5 forbids moving them);
+  stateful task, none of them behind while a member caught up on the task holds no copy of it
+  (KIP-441 #2, "must assign standby tasks to the next-most-caught-up instances", ranks above
+  #5 there: such a standby moves, as Kafka's own standby task movements move it; otherwise
+  where they sit is not asked -- #5 forbids moving them);
 - is balanced (:func:`~rebalproof.model.balance.is_balanced`: instance balance by capacity
   and subtopology spread, over the actives).
 
@@ -28,7 +31,7 @@ from typing import Mapping
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.assignors.ha_target import standby_count
 from rebalproof.model.balance import is_balanced
-from rebalproof.model.ranking import most_caught_up
+from rebalproof.model.ranking import is_caught_up, most_caught_up
 from rebalproof.model.view import RebalanceInput
 
 __all__ = ["layout", "is_settled", "current_if_settled"]
@@ -78,6 +81,10 @@ def is_settled(view: RebalanceInput, assignment: Assignment) -> bool:
             return False
         if owners[0] not in most_caught_up(view, task.id):
             return False
+        if any(not is_caught_up(view, m, task.id) for m in standbys):
+            holding = {m for role in ("active", "standby", "warmup") for m in assignment.holders(task.id, role)}
+            if any(m.id not in holding and is_caught_up(view, m.id, task.id) for m in view.members):
+                return False
     return is_balanced(_ignoring_leaving(view), assignment)
 
 
