@@ -1,4 +1,4 @@
-"""``learner-handover``: under KIP-429 an active leaves a staying owner only for a member that learned it.
+"""``learner-handover``: under KIP-429 an active leaves its owner only for a member ready for it.
 
 KIP-429 (seed 001), "Version 1.0, Scale Up Running Application": "The newly joined workers will
 be assigned with learner tasks by the group leader and they will replay the corresponding
@@ -6,23 +6,37 @@ changelogs on local first. By the end of first round of rebalance, there is no "
 transfer". When new member finally finishes the replay task, it will re-attempt to join the
 group to indicate that it is "ready" to take on real active tasks. During second rebalance, the
 leader will eventually transfer the task ownership." Its algorithm assigns active tasks "To
-instances with learner tasks that indicate "ready"", then "To previous owners".
+instances with learner tasks that indicate "ready"", then "To previous owners", and only then
+"To unready learner tasks owners"; and "every task assignment during rebalance will adhere to
+the rule "if given task is currently active, reassignment must happen only to workers who are
+declared ready to serve this task."" (seed 001, "Scale Up From Empty Group").
 
-So a stateful active held going in by a member that is not leaving stays there, or goes to a
-member that held a copy of the task going in (a learner, or a standby: KIP-429 turns standbys
-into learners). Handing it to a member with no copy at all is the stop-the-world move KIP-429
-exists to avoid: the new owner must restore the whole state before processing.
+So a stateful active held going in stays with its owner, or goes to a member ready for it: one caught up on it (its copy within ``acceptable_recovery_lag``: a ready
+learner, a caught-up standby, whose ``isReady`` tag says so, or state it still has on disk).
+Handing it to a member that must restore first, an unready learner included, is the
+stop-the-world move KIP-429 exists to avoid.
 
 Abstraction choices:
 
-- *Caught-up state counts as a copy*: a member reporting the task within
-  ``acceptable_recovery_lag`` (a task it revoked at this join, say) restores nothing, as
-  ``staying-learners`` reads it.
-- *Any copy going in*, not only a ready learner: readiness is a lag, and the seeds also let an
-  unready learner's owner take the task when its previous owner is gone; the weaker reading
-  judges no choice the algorithm's order leaves open.
-- *Leaving owners* hand everything over (KIP-429 v2 ``isLeaving``): not judged. When every
-  member is leaving, nobody counts as leaving.
+- *Ready is caught up*: the seeds tell readiness by the member's own report ("ready" after the
+  replay; ``isReady``); the leader's view reports it as a lag within ``acceptable_recovery_lag``.
+  A caught-up copy in any role, or caught-up state held in none (a task revoked at this join),
+  restores nothing.
+- *Unready learners* take the task only after the previous owner (the algorithm's order): that
+  is when no staying owner holds it, which is not judged here. Until 2026-11 this property
+  accepted any copy going in, a learner not ready yet included; red team 3's
+  ``learner_unready_promoted`` passed that way.
+- *Leaving owners* are judged too: a leaving member's actives are currently active until it
+  revokes them, and the seed hands them over through learners: "it is also favorable to
+  initiate learner tasks before actually shutting down the instances", and "the leaving member
+  will shut down itself once received the instruction to revoke all its active tasks" (seed 001,
+  "Scale Down Running Application"). Once it is cut off (v2's scale-down timeout) it is no
+  owner any more. Until 2026-11 leaving owners were not judged; red team 3's
+  ``leaving_handed_over_cold`` (a leaving member's actives straight to members with no state)
+  passed that way.
+- *Owners the view cannot show*: the learner protocol's owners revoke a task being learned at
+  the join, so the view lists no active for it; the run property ``ready-handover`` judges those
+  from the state before the join.
 - Stateless tasks are not judged: "there is nothing to learn" (seed 001, "Scale Up From Scratch").
 
 Examples
@@ -31,40 +45,44 @@ Examples
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2")))
 >>> learner_handover(view, Assignment.build({"I1": {}, "I2": {"active": ["0_0"]}})).message
-'task 0_0 is taken from I1, which stays, and given to I2, which held no copy of it (no learner)'
+'task 0_0 is taken from I1 and given to I2, which is not ready for it (no local state)'
 >>> learner_handover(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"warmup": ["0_0"]}})).status.value
 'holds'
+>>> unready = view.replace(members=(view.members[0], Member(id="I2", warmup=("0_0",), lags={"0_0": 10001})))
+>>> learner_handover(unready, Assignment.build({"I1": {}, "I2": {"active": ["0_0"]}})).message
+'task 0_0 is taken from I1 and given to I2, which is not ready for it (rank 10001)'
 """
 
 from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
-from rebalproof.model.ranking import is_caught_up
+from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import plural, problems_verdict, staying_members
+from rebalproof.properties.common import plural, problems_verdict
+from rebalproof.properties.lag import rank_text
 
 __all__ = ["learner_handover", "handover_owners"]
 
 
 def handover_owners(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(the staying owners of stateful ``task_id`` going in, the members it may not go to while none keeps it).
+    """(the owners of stateful ``task_id`` going in, the members it may not go to while none keeps it).
 
-    Both empty when no staying member held the task active going in (then nothing is judged).
-    The members refused are those that held no copy of it going in and are not caught up on it
-    (local state within ``acceptable_recovery_lag``, as a task revoked at this join leaves: no
-    restore, so no stop-the-world move). The one reading of the rule:
-    the property, the solver's plain checker and its Z3 encoding all take it from here.
+    Both empty when no member held the task active going in (then nothing is judged).
+    The members refused are the others not ready for it: not caught up on it (local state within
+    ``acceptable_recovery_lag``, in any role or none), so they would restore before processing;
+    an owner may always keep it, restoring or not.
+    The one reading of the rule: the property, the solver's plain checker and its Z3 encoding all
+    take it from here.
     """
-    staying = set(staying_members(view)) or set(view.member_ids)
-    kept = tuple(m.id for m in view.members if task_id in m.active and m.id in staying)
+    kept = tuple(m.id for m in view.members if task_id in m.active)
     if not kept or not view.task(task_id).stateful:
         return (), ()
-    return kept, tuple(m.id for m in view.members if task_id not in m.copies and not is_caught_up(view, m.id, task_id))
+    return kept, tuple(m.id for m in view.members if m.id not in kept and not is_caught_up(view, m.id, task_id))
 
 
 def learner_handover(view: RebalanceInput, assignment: Assignment):
-    """No stateful active goes from a staying owner to a member that held no copy of it going in."""
+    """No stateful active goes from its owner to a member not ready for it (not caught up on it)."""
     problems, tasks, members, judged = [], [], [], 0
     for task_id in view.stateful_task_ids:
         kept, refused = handover_owners(view, task_id)
@@ -76,13 +94,13 @@ def learner_handover(view: RebalanceInput, assignment: Assignment):
             continue
         for member in sorted_ids(after & set(refused)):
             problems.append(
-                f"task {task_id} is taken from {', '.join(kept)}, which {'stays' if len(kept) == 1 else 'stay'}, "
-                f"and given to {member}, which held no copy of it (no learner)"
+                f"task {task_id} is taken from {', '.join(kept)} "
+                f"and given to {member}, which is not ready for it ({rank_text(rank(view, member, task_id))})"
             )
             tasks.append(task_id)
             members.extend([member, *kept])
     return problems_verdict(
         "learner-handover", problems, tasks, members,
-        f"{plural(judged, 'stateful active')} of staying owners kept or handed to a member that learned it",
+        f"{plural(judged, 'stateful active')} kept by its owner or handed to a member ready for it",
         measure={"judged": judged},
     )

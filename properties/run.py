@@ -80,6 +80,7 @@ from rebalproof.model.group_state import (
     is_quiescent,
     is_stable,
 )
+from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
@@ -220,6 +221,43 @@ def _task_moves(ctx, model, s, a, nxt, step):
     return any(True for _ in _moves(model, s, step))
 
 
+def _ready_handover(ctx, model, s, a, nxt, step):
+    """A stateful task active on a member when the rebalance starts goes only to a member ready for it.
+
+    Seed 001 "Scale Up from Empty Group": "every task assignment during rebalance will adhere to
+    the rule "if given task is currently active, reassignment must happen only to workers who are
+    declared ready to serve this task."". *Currently active*: held as active in the state before
+    the join, by any member (leaving ones too), as far as the leader's view can show it: the
+    member reports it as active, or, having revoked it at the join because it is being learned,
+    reports caught-up state for it in no role (what the view shows of such an owner; the
+    per-rebalance ``learner-handover`` cannot tell it from old state on disk, the run can). An
+    owner that revoked it while still restoring it shows as behind state in no role, which no
+    assignor can tell from stale state: not judged. *Ready*: caught up on it in the leader's view
+    (a ready learner, a caught-up standby, caught-up state held in no role). Kept by one of its
+    owners, or handed over when its owner is gone (cut off, crashed, left): not judged.
+    """
+    view = step.view if step is not None else None
+    for t, before, after in _moves(model, s, step):
+        if not model.is_stateful(t) or before & after:
+            continue
+        shown = [o for o in sorted_ids(before) if view.has_member(o) and _shown_as_owner(view, o, t)]
+        if not shown:
+            continue
+        for n in sorted_ids(after):
+            if view.has_member(n) and not is_caught_up(view, n, t):
+                lag = lag_of(view, n, t)
+                return (f"task {t}, active on {', '.join(shown)} when the rebalance starts, is given to {n}, "
+                        f"which is not ready for it ({'no local state' if lag == NO_STATE else f'lag {lag}'})")
+    return False
+
+
+def _shown_as_owner(view: RebalanceInput, member_id: str, task: str) -> bool:
+    """The leader's view shows ``member_id`` as owning ``task``: reported active, or revoked at the join
+    with caught-up state kept (in no role)."""
+    m = view.member(member_id)
+    return task in m.active or (task not in m.copies and is_caught_up(view, member_id, task))
+
+
 def _warmup_assigned(ctx, model, s, a, nxt, step):
     """A rebalance gives a stateful task more replicas than its standbys: an extra copy, by count.
 
@@ -337,6 +375,10 @@ def _leaving(ctx):
     return ctx.protocol.leaving and ctx.bounds.events > 0
 
 
+def _learner_rules(ctx):
+    return ctx.rules == "learner"
+
+
 def _unavailability_promised(ctx):
     # KIP-441 moves actives only to caught-up instances; KIP-429's learner design knowingly
     # trades availability ("sacrificing partial availability of the learner tasks"): a measure there
@@ -389,6 +431,12 @@ RUN_PROPERTIES: tuple[RunProperty, ...] = (
         name="scale-down-completes", expectation="eventually", scope="graph",
         promise="every leaving member eventually shuts down (handed over, or cut off by the timeout)",
         promised_by="learner (v2 leaving members)", promised=_leaving, witness="scale-down-done",
+    ),
+    RunProperty(
+        name="ready-handover", expectation="always", scope="edge",
+        promise="a task active when a rebalance starts (revoked at its join or not) is kept by its owner or given "
+        "to a member ready for it (caught up)",
+        promised_by="learner rules", promised=_learner_rules, check=_ready_handover, witness="warmup-promoted",
     ),
     RunProperty(
         name="task-moves", expectation="sometimes", scope="edge",

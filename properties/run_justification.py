@@ -73,8 +73,9 @@ JUSTIFICATIONS: dict[str, Justification] = {
     "learner-handover": Justification(
         seed="001 Version 1.0, Scale Up Running Application",
         quote="By the end of first round of rebalance, there is no “real ownership transfer”.",
-        forced="hand everything over when the owner is leaving, and move a task to any member that held a copy of "
-        "it going in (a ready learner, an unready one, a standby)",
+        forced="hand everything over when the owner is leaving (ready-handover judges that from the run), keep a "
+        "task on an owner still restoring it, and move it to any member caught up on it (a ready learner, a "
+        "caught-up standby, state held in no role)",
     ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
@@ -145,6 +146,16 @@ JUSTIFICATIONS: dict[str, Justification] = {
         "active tasks.",
         forced="be cut off by the scale-down timeout before the hand-over (v2); a version 1.0 assignor has no "
         "leaving tag, so it is checked on learner:leaving=false",
+    ),
+    "ready-handover": Justification(
+        seed="001 Scale Up from Empty Group",
+        quote="every task assignment during rebalance will adhere to the rule \"if given task is currently active, "
+        "reassignment must happen only to workers who are declared ready to serve this task.\"",
+        forced="keep a task with an owner that is not caught up on it (restoring), hand over the task of an owner "
+        "that is gone (then unready learners come before standbys in the algorithm's order), move a task to "
+        "any member caught up on it, in any role or none, and move a task its owner revoked at the join while "
+        "still restoring it (the leader's view shows that owner only as behind state, which no assignor can "
+        "tell from stale state on disk)",
     ),
     "task-moves": Justification(
         seed="002 Proposed Assignment/Rebalance Algorithm",

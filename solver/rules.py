@@ -327,7 +327,7 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             actives = {m for m, h in held[t].items() if "active" in h}
             if kept and not actives & set(kept):
                 for m in sorted_ids(actives & set(refused)):
-                    out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)}, which stay{'s' if len(kept) == 1 else ''}, and given to {m}, which held no copy of it: learner-handover", (t,), (m, *kept)))
+                    out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)} and given to {m}, which is not ready for it (not caught up on it): learner-handover", (t,), (m, *kept)))
     if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:

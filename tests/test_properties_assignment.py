@@ -661,10 +661,17 @@ def test_caught_up_standby_a_new_standby_goes_to_a_caught_up_member_when_one_is_
     # on the caught-up member; or I2 holds a copy too (the cold one is then the extra copy, a warmup)
     for fine in (answer(I1="0_0", I2="+0_0", I3="1_0"), answer(I1="0_0", I2="+0_0", I4="~0_0 1_0")):
         assert caught_up_standby(view, fine).holds, fine
-    # a standby kept where it was is not judged (moves go through warmups), even when it fell behind
+    # a standby kept where it must restore, while I2 is caught up and holds nothing, is judged too
+    # (red team 3's standby_sticky_over_rank; Kafka's standby task movements move it to I2)
     kept = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 0}),
                              dict(id="I3", standby=("0_0",), lags={"0_0": 50000})], num_standby_replicas=1)
-    assert caught_up_standby(kept, answer(I1="0_0", I3="+0_0")).holds
+    stale = caught_up_standby(kept, answer(I1="0_0", I3="+0_0"))
+    assert stale.violated and stale.members == ("I2", "I3"), stale.message
+    assert stale.message == ("task 0_0 keeps a standby on I3 (rank 50000), which must restore, but I2 is caught up on "
+                             "it (rank 0) and holds no copy")
+    # moved to I2, I3's copy kept as an extra replica (a warmup, labels aside), or dropped: fine
+    for fine in (answer(I1="0_0", I2="+0_0"), answer(I1="0_0", I2="+0_0", I3="~0_0"), answer(I1="0_0", I2="~0_0", I3="+0_0")):
+        assert caught_up_standby(kept, fine).holds, fine
     # nobody caught up is free: any member will do
     assert caught_up_standby(view, answer(I1="0_0", I2="+0_0 1_0", I3="", I4="")).holds
     busy = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 50000}), dict(id="I3")], num_standby_replicas=1)
@@ -682,7 +689,9 @@ def test_caught_up_standby_reads_the_replicas_the_kindest_way_the_counts_allow()
     """Which replica is the standby and which the warmup is not the assignor's to prove: a new
     replica behind, beside a kept standby, may be the warmup of a move (KIP-441 "Iterative
     Balancing Assignments": "extra" standby replicas on "the destination instances"). Neither
-    the ids nor the ranks among members that are all behind decide the verdict."""
+    the ids nor the ranks among members that are all behind nor the labels decide the verdict:
+    with I2 caught up and holding nothing, a standby slot filled by a replica that must restore
+    (kept or new) is a violation either way, and a caught-up replica fills it first."""
     from rebalproof.properties.standby_rank import caught_up_standby
 
     def view(new_id, kept_id, new_lag, kept_lag):
@@ -694,7 +703,11 @@ def test_caught_up_standby_reads_the_replicas_the_kindest_way_the_counts_allow()
             v = view(new_id, kept_id, new_lag, kept_lag)
             for new_role, kept_role in (("~", "+"), ("+", "~"), ("+", "+")):  # nor the labels
                 both = answer(I1="0_0", **{kept_id: kept_role + "0_0", new_id: new_role + "0_0"})
-                assert caught_up_standby(v, both).holds, (new_id, new_lag, kept_lag, new_role)
+                verdict = caught_up_standby(v, both)
+                assert verdict.violated and "I2" in verdict.members, (new_id, new_lag, kept_lag, new_role)
+                # the same replicas with I2's caught-up copy beside them: I2 is the standby, both others extra
+                with_i2 = answer(I1="0_0", I2=new_role + "0_0", **{kept_id: kept_role + "0_0", new_id: new_role + "0_0"})
+                assert caught_up_standby(v, with_i2).holds, (new_id, new_lag, kept_lag, new_role)
             # the new replica alone fills the slot: a new standby behind while I2, caught up, holds nothing
             alone = caught_up_standby(v, answer(I1="0_0", **{new_id: "+0_0"}))
             assert alone.violated and alone.members == tuple(sorted([new_id, "I2"], key=lambda m: int(m[1:]))), alone.message
@@ -738,11 +751,13 @@ def test_check_catches_an_assignor_that_places_standbys_by_load(capsys, tmp_path
 
 
 # -- learner-handover (KIP-429 Version 1.0 Scale Up) -------------------------------------------------
-def test_learner_handover_an_active_leaves_a_staying_owner_only_for_its_learner():
+def test_learner_handover_an_active_leaves_its_owner_only_for_a_member_ready_for_it():
     """KIP-429: "By the end of first round of rebalance, there is no "real ownership transfer"";
-    the transfer goes to the member that replayed the changelog. Found missing once witnesses that
-    never happen became undecided: round-robin under ``--rules learner --standbys 0`` moves actives
-    to new members with no state and kept every learner-rules property."""
+    the transfer goes to the member that replayed the changelog, and "if given task is currently
+    active, reassignment must happen only to workers who are declared ready to serve this task".
+    Found missing once witnesses that never happen became undecided: round-robin under ``--rules
+    learner --standbys 0`` moves actives to new members with no state and kept every learner-rules
+    property. Red team 3: an unready learner and a leaving owner were accepted too."""
     from rebalproof.properties.handover import learner_handover
 
     members = [dict(id="I1", active=("0_0", "0_1", "1_0"), lags={"0_0": 0, "0_1": 0}), dict(id="I2", warmup=("0_1",), lags={"0_1": 0}),
@@ -751,7 +766,7 @@ def test_learner_handover_an_active_leaves_a_staying_owner_only_for_its_learner(
     bad = answer(I1="0_1", I2="", I3="0_0")
     verdict = learner_handover(view, bad)
     assert verdict.violated and verdict.tasks == ("0_0",) and verdict.members == ("I1", "I3"), verdict.message
-    # to its learner (or any member with a copy going in), kept, or a stateless task: fine
+    # to its ready learner (or any member caught up on it), kept, or a stateless task: fine
     for fine in (answer(I1="0_0", I2="0_1", I3="1_0"), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0"), answer(I1="0_0 0_1", I2="", I3="1_0")):
         assert learner_handover(view, fine).holds, fine
     # a member caught up on the task without a copy (it revoked it at this join, say) restores nothing
@@ -759,11 +774,22 @@ def test_learner_handover_an_active_leaves_a_staying_owner_only_for_its_learner(
     assert learner_handover(warm, answer(I1="", I2="0_0")).holds
     assert learner_handover(view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", lags={"0_0": 10001})]),
                             answer(I1="", I2="0_0")).violated
-    # a leaving owner hands everything over; when every member leaves, nobody counts as leaving
+    # an unready learner is not ready: the active stays until it has caught up
+    unready = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", warmup=("0_0",), lags={"0_0": 10001})])
+    assert learner_handover(unready, answer(I1="", I2="0_0")).violated
+    assert learner_handover(unready, answer(I1="0_0", I2="~0_0")).holds
+    # a leaving owner hands over through learners too (seed 001 Scale Down), however many leave
     leaving = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2")])
-    assert learner_handover(leaving, answer(I1="", I2="0_0")).holds
+    assert learner_handover(leaving, answer(I1="", I2="0_0")).violated
+    assert learner_handover(leaving, answer(I1="0_0", I2="~0_0")).holds
+    ready = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2", warmup=("0_0",), lags={"0_0": 0})])
+    assert learner_handover(ready, answer(I1="", I2="0_0")).holds
     alone = view_of(["0_0"], [dict(id="I1", leaving=True, active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True)])
     assert learner_handover(alone, answer(I1="", I2="0_0")).violated
+    # an owner still restoring may keep it, and hand it to a caught-up member, not to another that must restore
+    restoring = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 20000}), dict(id="I2", lags={"0_0": 0}), dict(id="I3")])
+    assert learner_handover(restoring, answer(I1="0_0")).holds and learner_handover(restoring, answer(I2="0_0")).holds
+    assert learner_handover(restoring, answer(I3="0_0")).violated
     # promised by the learner rules only
     by_rules = {r: next(v for v in check_assignment(view, bad, rules=r) if v.property == "learner-handover").status for r in RULE_SETS}
     assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.VIOLATED, "ha": Status.NOT_PROMISED}
@@ -776,4 +802,5 @@ def test_check_catches_a_learner_protocol_assignor_that_skips_the_learners(capsy
 
     code = main(["check", "--protocol", "learner", "--assignor", "round-robin", "--rules", "learner", "--standbys", "0", "--quiet"])
     out = capsys.readouterr().out
-    assert code == 1 and out.rstrip().splitlines()[-1].startswith("violated: learner-handover ("), out[-600:]
+    last = out.rstrip().splitlines()[-1]
+    assert code == 1 and last.startswith("violated: ") and "learner-handover" in last.split("(")[0], out[-600:]
