@@ -98,7 +98,7 @@ def _check_rows(judged: list[dict]) -> list[list[str]]:
             rows.append([check["name"], "-", "-", "ERROR", check["error"]])
             continue
         notes = []
-        for entry in check["properties"]:
+        for entry in sorted(check["properties"], key=lambda e: e["property"]):  # by name: the order README and tests give
             if entry["outcome"] == "expected finding":
                 notes.append(f"{entry['property']} (known)")
             elif entry["outcome"] in UNEXPECTED:

@@ -199,6 +199,10 @@ def test_readme_verify_table_is_the_default_suite():
         name, states, exploration, rest = re.match(r"(\S+)\s+([\d,]+)\s+(\S+)\s+(.*)$", line).groups()
         rows[name] = (int(states.replace(",", "")), exploration, rest.strip())
     assert list(rows) == [c.name for c in suite.checks]
+    # the table's rule: each column as wide as its widest cell (the README copies a real run's table)
+    widths = [len(dashes) for dashes in lines[2].split("  ")]
+    notes = [(re.split(r"\s{2,}", rest, maxsplit=1) + [""])[1] for _, _, rest in rows.values()]
+    assert (widths[0], widths[-1]) == (max(len(name) for name in rows), max(len(note) for note in notes))
     findings = 0
     for check in suite.checks:
         known = sorted(p for p, e in check.known if e.status == "violated")
