@@ -49,12 +49,15 @@ class Assignment:
     members: tuple[tuple[str, MemberAssignment], ...] = ()
     probing_rebalance: bool = False
     _by_id: dict = field(init=False, repr=False, compare=False, hash=False)
+    #: role -> task -> holders, built at the first :meth:`holders` call (the judges ask it per task and role)
+    _holders: dict | None = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
         items = self.members.items() if isinstance(self.members, dict) else self.members
         items = tuple(sorted(items, key=lambda p: id_key(p[0])))
         object.__setattr__(self, "members", items)
         object.__setattr__(self, "_by_id", dict(items))
+        object.__setattr__(self, "_holders", None)
 
     @classmethod
     def build(cls, roles: dict[str, dict[str, list[str]]], *, probing_rebalance: bool = False) -> "Assignment":
@@ -73,14 +76,17 @@ class Assignment:
         return tuple(m for m, _ in self.members)
 
     def holders(self, task_id: str, role: str) -> tuple[str, ...]:
-        """Members holding ``task_id`` in ``role``, once per listing (duplicates kept)."""
-        out = []
-        for m, a in self.members:
-            listed = getattr(a, role)
-            if task_id in listed:
-                count = listed.count(task_id)
-                out.extend((m,) * count if count > 1 else (m,))
-        return tuple(out)
+        """Members holding ``task_id`` in ``role``, in id order, once per listing (duplicates kept)."""
+        index = self._holders
+        if index is None:
+            index = {r: {} for r in ROLES}
+            for m, a in self.members:  # in id order; a member's lists are sorted, so its duplicates are adjacent
+                for r in ROLES:
+                    by_task = index[r]
+                    for t in getattr(a, r):
+                        by_task[t] = by_task.get(t, ()) + (m,)
+            object.__setattr__(self, "_holders", index)
+        return index[role].get(task_id, ())
 
     def actives_of(self, task_id: str) -> tuple[str, ...]:
         return self.holders(task_id, "active")

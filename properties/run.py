@@ -236,7 +236,9 @@ def _ready_handover(ctx, model, s, a, nxt, step):
     (a ready learner, a caught-up standby, caught-up state held in no role). Kept by one of its
     owners, or handed over when its owner is gone (cut off, crashed, left): not judged.
     """
-    view = step.view if step is not None else None
+    if step is None:
+        return False
+    view = step.view
     for t, before, after in _moves(model, s, step):
         if not model.is_stateful(t) or before & after:
             continue
