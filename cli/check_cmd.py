@@ -162,7 +162,8 @@ def _with_budget(callback):
               help="stream threads per instance of the pool, in order (I1, I2, ...); a shorter list repeats its "
                    "last value, e.g. 1,2 gives I1 one thread and every later instance two  [default: 1]")
 @click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
-              help="warm: a settled group, every copy caught up; cold: nothing held, no state  [default: warm]")
+              help="warm: a settled group, every copy caught up; cold: nothing held, no state (a far larger space, "
+                   "every copy restoring from nothing: start it at small bounds, e.g. --subtopologies 1)  [default: warm]")
 @click.option("--symmetry", type=click.Choice(SYMMETRY_MODES), default=None,
               help="reduce by renaming instances and partitions: auto = when sampled renamings show the assignor "
                    "equivariant (a name-dependent answer is reported), declared = when the assignor declares it, "
