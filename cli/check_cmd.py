@@ -61,6 +61,7 @@ from rebalproof.model.group_protocol import parse_protocol
 from rebalproof.properties.run_check import check_model
 from rebalproof.properties.verdict import Status
 from rebalproof.traces.format import write_trace
+from rebalproof.traces.render_text import warm_start_note
 
 __all__ = ["command", "trace_path"]
 
@@ -380,7 +381,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
             continue
         kind = "lasso (prefix + cycle)" if trace["kind"] == "lasso" else f"{len(trace['steps']) - 1} steps"
         out.write(f'\nDiscovered "{r.property.name}" counterexample, {kind}: {trace.get("message", "")}\n')
-        out.write("\n".join(_describe_path(trace)) + "\n")
+        note = warm_start_note(trace)
+        out.write("\n".join(([f"  {note}"] if note else []) + _describe_path(trace)) + "\n")
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
     out.write(f"\n{exp.stats.describe()}\n")

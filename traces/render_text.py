@@ -170,6 +170,9 @@ def header_lines(header: dict) -> list[str]:
         out.append(f"Counterexample: {header['property']} violated by a cycle from step {header['cycle_start']}: {header.get('message', '')}")
     else:
         out.append(f"Counterexample: {header['property']} violated at step {header['fail_step']}: {header.get('message', '')}")
+        note = warm_start_note(header)
+        if note:
+            out.append(note)
     tasks = header.get("tasks", [])
     stateless = [t["id"] for t in tasks if not t.get("stateful", True)]
     cfg = header.get("config", {})
@@ -179,6 +182,18 @@ def header_lines(header: dict) -> list[str]:
     out.append(f"protocol {header['protocol']}, assignor {header['assignor']}; tasks {task_text}; {cfg_text}"
                + (f"; {caps}" if caps else ""))
     return out
+
+
+def warm_start_note(trace: dict) -> str | None:
+    """What step 0 is, for a counterexample of ``check`` that fails there on a warm start: the
+    group as the assignor itself settled it (the steps that built it are not in the trace)."""
+    bounds = trace.get("bounds")
+    if trace.get("kind") != "safety" or trace.get("fail_step") != 0 or not isinstance(bounds, dict):
+        return None
+    if bounds.get("start", "warm") != "warm":
+        return None
+    return ("(step 0 is the warm start: the group as this assignor settled it from an empty group, every copy "
+            "then caught up; --start cold explores those first rebalances step by step)")
 
 
 def capacity_text(header: dict) -> str:
