@@ -227,7 +227,8 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="caught-up-standby",
-        promise="no new standby on a member that must restore while a member caught up on the task holds no copy of it",
+        promise="no standby, new or kept, left to a member that must restore while a member caught up on the task "
+        "holds no copy of it",
         kind="always",
         promised_by=frozenset({"ha"}),
         check=caught_up_standby,
@@ -236,12 +237,13 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="learner-handover",
-        promise="a stateful active leaves a staying owner only for a member that held a copy of it going in (its learner)",
+        promise="a stateful active leaves its owner (leaving or not) only for a member ready for it: caught up on it "
+        "(a ready learner, a caught-up standby)",
         kind="always",
         promised_by=frozenset({"learner"}),
         check=learner_handover,
         not_promised_because="only KIP-429 moves tasks through learners; KIP-441 judges moves by lag (caught-up-active)",
-        source="KIP-429 Version 1.0 Scale Up: no real ownership transfer before the learner is ready",
+        source="KIP-429: a currently active task is reassigned only to workers declared ready to serve it",
     ),
 )
 

@@ -23,7 +23,7 @@ Abstraction choices:
   A caught-up copy in any role, or caught-up state held in none (a task revoked at this join),
   restores nothing.
 - *Unready learners* take the task only after the previous owner (the algorithm's order): that
-  is when no staying owner holds it, which is not judged here. Until 2026-11 this property
+  is when no owner holds it going in, which is not judged here. Until 2026-11 this property
   accepted any copy going in, a learner not ready yet included; red team 3's
   ``learner_unready_promoted`` passed that way.
 - *Leaving owners* are judged too: a leaving member's actives are currently active until it
@@ -90,7 +90,7 @@ def learner_handover(view: RebalanceInput, assignment: Assignment):
             continue
         judged += 1
         after = set(assignment.actives_of(task_id))
-        if after & set(kept):  # kept by a staying owner; a second active is one-active's business
+        if after & set(kept):  # kept by an owner; a second active is one-active's business
             continue
         for member in sorted_ids(after & set(refused)):
             problems.append(

@@ -17,7 +17,7 @@ stateless-replica   yes     yes    yes      yes KIP-429 Stateful vs Stateless Ta
 warmup-bound        yes     yes    no       yes KIP-441 max_warmup_replicas
 caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, most-caught-up
 leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
-learner-handover    no      no     yes      no  KIP-429 Version 1.0 Scale Up: no real ownership transfer
+learner-handover    no      no     yes      no  KIP-429: a currently active task only to a ready worker
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -50,9 +50,9 @@ implementation reading them otherwise is still correct, as the catalogue says.
   unless every member is leaving. Stricter than the ``ha`` properties, which also accept an
   assignor that treats a leaving member as an ordinary one; without it an optimiser would park
   work on leaving members, which balance does not count.
-- ``learner-handover[t@m]``: a stateful active held going in by a staying member stays with
-  such an owner or goes to a member that held a copy of it going in, never to ``m``, which held
-  none (:func:`rebalproof.properties.handover.handover_owners`, the property's own reading).
+- ``learner-handover[t@m]``: a stateful active held going in (by any member, leaving ones
+  too) stays with an owner or goes to a member ready for it, never to ``m``, which is not caught
+  up on it (:func:`rebalproof.properties.handover.handover_owners`, the property's own reading).
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").

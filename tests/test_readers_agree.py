@@ -398,7 +398,7 @@ def test_conforms_judges_the_promises_no_solver_rule_reads():
     assert verdict.violated and verdict.measure["broken"] == ["caught-up-standby"], verdict.message
     crossed = Assignment.build({"I1": {"active": ["0_0"], "standby": ["0_1"]}, "I2": {"active": ["0_1"], "standby": ["0_0"]}, "I3": {}})
     assert conforms(view, crossed, "ha").holds
-    # KIP-429: an active leaves its staying owner only for a member that held a copy of it
+    # KIP-429: an active leaves its owner only for a member ready for it (caught up on it)
     view = RebalanceInput(config=Config(num_standby_replicas=0), tasks=(Task(id="0_0"),),
                           members=(Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2")))
     moved = Assignment.build({"I1": {}, "I2": {"active": ["0_0"]}})

@@ -200,8 +200,8 @@ def test_another_assignor_is_judged_by_the_rules_and_balance_can_be_required(cap
     capsys.readouterr()
     assert main(["replay", str(golden_path("kip429-scale-up")), "--quiet", "--rules", "sticky", "--balance", "achievable"]) == 1
     assert "DIFFERS at step 2 (rebalance): the trace's answer breaks the sticky rules: not balanced" in capsys.readouterr().out
-    # the learner rules forbid that (learner-handover: "no real ownership transfer" in the first
-    # round), so no balanced answer keeps them and the seed's answer conforms
+    # the learner rules forbid that (learner-handover: a currently active task goes only to a
+    # worker ready for it), so no balanced answer keeps them and the seed's answer conforms
     assert main(["replay", str(golden_path("kip429-scale-up")), "--quiet", "--balance", "achievable"]) == 0
 
 
