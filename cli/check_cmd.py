@@ -267,6 +267,11 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
         report["symmetry_mode"] = symmetry
         report["assignor_calls"]["external"] = resolved.external
         report["assignor_calls"]["line"] = result.calls_line(external=resolved.external)
+        error = _first_finding(result)
+        if error is not None:  # the shape of a finding before any state (_failed_before_exploring)
+            from rebalproof.cli.assign_cmd import finding_json
+
+            report["finding"] = finding_json(error)
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
@@ -298,6 +303,11 @@ def _engine(engine, *, master, partitions, checkpoint_dir, checkpoint_every, res
         checkpoint_every_levels=checkpoint_every,
         resume=str(resume_dir) if resume_dir else None,
     )
+
+
+def _first_finding(result):
+    """The assignor's misbehaviour the ``assignor-answers`` counterexample ends on (None: it answered every rebalance)."""
+    return next((r.discovery.error for r in result.results if r.discovery is not None and r.discovery.error is not None), None)
 
 
 def _failed_before_exploring(error: AssignorError, trace_dir: Path | None, as_json: bool) -> int:
@@ -383,6 +393,9 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         out.write(f'\nDiscovered "{r.property.name}" counterexample, {kind}: {trace.get("message", "")}\n')
         note = warm_start_note(trace)
         out.write("\n".join(([f"  {note}"] if note else []) + _describe_path(trace)) + "\n")
+        error = r.discovery.error if r.discovery is not None else None
+        if error is not None and error.input_json is not None:  # "the input below": what the leader sent at the last step
+            out.write("  input: " + json.dumps(error.input_json, separators=(",", ":")) + "\n")
         if r.property.name in written:
             out.write(f"trace: {written[r.property.name]}\n")
     out.write(f"\n{exp.stats.describe()}\n")

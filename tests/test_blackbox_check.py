@@ -194,3 +194,20 @@ def test_an_assignor_failing_on_the_warm_start_is_a_finding_not_a_crash(tmp_path
     assert json.loads(saved.read_text())["input"]["members"]
     code, report = run_json(capsys, "--assignor", crash, *tiny)
     assert code == 1 and report["exit_code"] == 1 and report["finding"]["finding"] == "crash"
+
+
+def test_an_assignor_failing_during_exploration_shows_the_input_it_failed_on(capsys):
+    """The counterexample's message says "on the input below": check prints that input under the
+    steps, and --json gives it as ``finding``, the shape of a failure at the warm start above."""
+    crash = f"exec:{sys.executable} {ROOT / 'tests' / 'assignors' / 'crash.py'} 1"  # answers the warm start's call
+    small = ["--instances", "3", "--initial", "2", "--subtopologies", "1", "--partitions", "2", "--standbys", "0", "--events", "1"]
+    assert main(["check", "--assignor", crash, *small]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('Discovered "assignor-answers" counterexample'))
+    assert "crashed on the input below" in lines[at]
+    shown = next(line for line in lines[at:] if line.startswith("  input: "))
+    sent = json.loads(shown.removeprefix("  input: "))
+    assert len(sent["members"]) == 3
+    code, report = run_json(capsys, "--assignor", crash, *small)
+    assert code == 1 and report["finding"]["finding"] == "crash" and report["finding"]["input"] == sent
+    assert report["finding"]["message"].startswith(f"{crash} crashed on the input below")
