@@ -56,7 +56,8 @@ def report_lines(report: ReplayReport, *, name: str, verbose: bool = False) -> l
     """The replay report as plain lines (deterministic)."""
     h = report.trace.header
     what = f"scenario \"{h.get('title', '')}\"" if report.trace.kind == "scenario" else f"counterexample to {h.get('property')}"
-    out = [f"replay {name} ({what}): protocol {h['protocol']}, assignor {h['assignor']}"]
+    against = h["assignor"] if report.assignor is None else f"{report.assignor} (the trace's: {h['assignor']})"
+    out = [f"replay {name} ({what}): protocol {h['protocol']}, assignor {against}"]
     start = report.steps[0]
     out.append(f"  step 0: {start.detail}")
     for s in report.steps[1:]:
@@ -92,6 +93,8 @@ def report_json(report: ReplayReport) -> dict:
     """The report as one JSON object."""
     return {
         "ok": report.ok,
+        "assignor": report.assignor or report.trace.header["assignor"],
+        "trace_assignor": report.trace.header["assignor"],
         "rules": report.rules,
         "steps": [
             {"index": s.index, "action": None if s.action is None else s.action.to_json(), "how": s.how,
@@ -132,7 +135,7 @@ def command(trace_path: Path, assignor_spec: str | None, rules: str | None, bala
         assignor, found_rules, close = resolve_trace_assignor(assignor_spec)
         rules = rules or found_rules
     try:
-        report = replay(trace, assignor=assignor, rules=rules, balance=balance)
+        report = replay(trace, assignor=assignor, rules=rules, balance=balance, assignor_name=assignor_spec)
     finally:
         if close is not None:
             close()

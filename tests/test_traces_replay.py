@@ -226,3 +226,23 @@ def test_a_differing_answer_is_judged_as_the_catalogue_judges_not_by_the_solvers
     report = replay(altered, rules="ha")
     assert report.failure.index == i
     assert report.failure.detail.startswith("the state after the step differs (the trace's answer keeps the ha rules"), report.failure.detail
+
+
+def test_replay_against_another_assignor_names_it_not_the_traces(capsys):
+    """``--assignor`` replays against that assignor: the report names it (and the trace's), and
+    the hint to give --rules names the one that has no rule set."""
+    seed = str(golden_path("kip429-scale-up"))
+    mine = "py:tests.assignors.red3_flow:assign"
+    assert main(["replay", seed, "--quiet", "--assignor", mine]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(f"protocol learner, assignor {mine} (the trace's: learner:version=1)")
+    assert f"and {mine} has no rule set to judge the trace's answer by (give --rules)" in out[2]
+    assert main(["replay", seed, "--json", "--assignor", "sticky"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["assignor"], report["trace_assignor"], report["rules"]) == ("sticky", "learner:version=1", "sticky")
+    assert main(["replay", seed, "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("protocol learner, assignor learner:version=1")
+    from rebalproof.model.assignors import builtin
+
+    assert replay(_load("kip429-scale-up"), assignor=builtin("sticky").make(), rules="sticky").assignor == "the given assignor"
+    assert replay(_load("kip429-scale-up")).assignor is None

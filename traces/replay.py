@@ -167,8 +167,9 @@ def _tasks_of(header: dict) -> tuple[Task, ...]:
         raise InputError('"tasks" must be a list of {"id", "stateful"} objects', where="trace.tasks") from None
 
 
-def model_for(header: dict, *, assignor=None, rules: str | None = None) -> ReplayModel:
-    """The group model a trace ran on: its protocol, its assignor (or ``assignor``), its bounds and names."""
+def model_for(header: dict, *, assignor=None, rules: str | None = None, assignor_name: str | None = None) -> ReplayModel:
+    """The group model a trace ran on: its protocol, its assignor (or ``assignor``, named
+    ``assignor_name``), its bounds and names."""
     proto = parse_protocol(header["protocol"])
     bounds = _bounds_of(header)
     tasks = _tasks_of(header)
@@ -179,7 +180,8 @@ def model_for(header: dict, *, assignor=None, rules: str | None = None) -> Repla
     if assignor is None:
         assignor, found_rules, close = resolve_trace_assignor(header["assignor"])
         rules = rules or found_rules
-    model = GroupModel(protocol=proto, bounds=bounds, assignor=assignor, assignor_name=header["assignor"])
+    name = header["assignor"] if close is not None or assignor_name is None else assignor_name
+    model = GroupModel(protocol=proto, bounds=bounds, assignor=assignor, assignor_name=name)
     return ReplayModel(model=model, rules=rules, assignor=assignor, close=close)
 
 
@@ -226,6 +228,8 @@ class ReplayReport:
     claim: Claim | None = None
     rules: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the assignor replayed against, when not the trace's own (``replay --assignor``)
+    assignor: str | None = None
 
     @property
     def failure(self) -> StepCheck | None:
@@ -477,16 +481,20 @@ def _check_claim(rm: ReplayModel, trace: Trace, states: list[GroupState]) -> Cla
     return Claim(status="refuted", message=f"{name} holds at step {fail}: the trace's claim is not reproduced")
 
 
-def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None, balance: str = "hard") -> ReplayReport:
+def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None, balance: str = "hard",
+           assignor_name: str | None = None) -> ReplayReport:
     """Replay ``trace`` (decoded or its JSON object); see the module docstring.
 
     ``assignor`` replaces the trace's own (any callable ``RebalanceInput -> Assignment``: check
     your implementation against a stored trace), judged by ``rules`` where it answers differently;
-    ``balance`` is :func:`rebalproof.solver.oracle.conforms`'s (``hard`` or ``achievable``).
+    ``assignor_name`` names it in the report (default "the given assignor"). ``balance`` is
+    :func:`rebalproof.solver.oracle.conforms`'s (``hard`` or ``achievable``).
     """
     if isinstance(trace, dict):
         trace = decode_trace(trace)
-    rm = model_for(trace.header, assignor=assignor, rules=rules)
+    if assignor is not None and assignor_name is None:
+        assignor_name = "the given assignor"
+    rm = model_for(trace.header, assignor=assignor, rules=rules, assignor_name=assignor_name)
     try:
         checks = [_check_start(rm, trace)]
         states = [trace.steps[0].state]
@@ -516,7 +524,8 @@ def replay(trace: Trace | dict, *, assignor=None, rules: str | None = None, bala
     finally:
         if rm.close is not None:
             rm.close()
-    return ReplayReport(trace=trace, steps=tuple(checks), claim=claim, rules=rm.rules)
+    return ReplayReport(trace=trace, steps=tuple(checks), claim=claim, rules=rm.rules,
+                        assignor=assignor_name if assignor is not None else None)
 
 
 def decode_recorded(step) -> tuple:
