@@ -88,6 +88,14 @@ class _LastState:
         return self
 
 
+class _WarmSteps(list):
+    """The rebalance steps :meth:`GroupModel.settle` took to build the warm start (a cache of what
+    :meth:`GroupModel.init_states` computed); pickled empty."""
+
+    def __reduce__(self):
+        return (_WarmSteps, ())
+
+
 class _Interned(dict):
     """Member (or a member's part of a view key) -> the equal one kept (:meth:`GroupModel.compact`,
     :meth:`GroupModel.view_key`); pickled empty."""
@@ -110,6 +118,7 @@ class GroupModel:
     _capacity: dict = field(init=False, repr=False)
     _last: _LastState = field(init=False, repr=False)
     _interned: dict = field(init=False, repr=False)
+    _warm: list = field(init=False, repr=False)
     _tasks: tuple = field(init=False, repr=False)
     _task_ids: tuple = field(init=False, repr=False)
     _config: object = field(init=False, repr=False)
@@ -118,6 +127,7 @@ class GroupModel:
         object.__setattr__(self, "_chooser", as_chooser(self.assignor, name=self.assignor_name))
         object.__setattr__(self, "_last", _LastState())
         object.__setattr__(self, "_interned", _Interned())
+        object.__setattr__(self, "_warm", _WarmSteps())
         tasks = self.bounds.tasks
         # built once: every view shares them (Bounds builds them anew on each access)
         object.__setattr__(self, "_tasks", tasks)
@@ -165,9 +175,22 @@ class GroupModel:
         )
         if self.bounds.start == "cold":
             return (cold,)
-        return (self.settle(cold),)
+        steps = []
+        settled = self.settle(cold, steps=steps)
+        self._warm[:] = steps
+        return (settled,)
 
-    def settle(self, state: GroupState, *, rounds: int = 12) -> GroupState:
+    def warm_start_steps(self) -> tuple:
+        """The :class:`RebalanceStep` s (leader view and answer) :meth:`settle` took to build the warm
+        start, in order; empty for a cold start. The exploration does not contain them: the
+        per-rebalance properties judge them apart (``properties/run_check.py``)."""
+        if self.bounds.start == "cold":
+            return ()
+        if not self._warm:  # a model that did not build its initial state here (a resumed run)
+            self.init_states()
+        return tuple(self._warm)
+
+    def settle(self, state: GroupState, *, rounds: int = 12, steps: list | None = None) -> GroupState:
         """Run ``state`` to a settled group without interleavings: rebalance (first answer),
         deliver to everyone, restore every copy, and again while a rebalance or probe is due,
         at most ``rounds`` times. The result has every hosted copy caught up, no state for what
@@ -180,7 +203,10 @@ class GroupModel:
             if not s.triggers:
                 s = s._replace(probe=False, triggers=("probe",))
             electors = () if s.leader is not None else (s.members[0].id,)
+            before = s
             s = self.next_state(s, Action("rebalance", leader=electors[0] if electors else None))
+            if steps is not None:  # the step just taken, as rebalance_step left it for ``before``
+                steps.append(self._last.at(before).steps[0])
             while s.pending:
                 s = self.next_state(s, Action("deliver", member=s.pending[0][0]))
             s = s._replace(

@@ -25,7 +25,7 @@ deterministic external one) against distinct states, and look-ups answered from 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rebalproof.model.budget import Budget
 from rebalproof.model.explorer import Exploration, Limits, _peak_rss, explore
@@ -35,7 +35,8 @@ from rebalproof.model.group_model import GroupModel
 from rebalproof.model.helper_memory import own_peak, peak_with_helpers
 from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, verify_reached
 from rebalproof.model.group_protocol import Protocol
-from rebalproof.properties.run import RUN_PROPERTIES, PropertyResult, RunContext, RunMonitor, evaluate
+from rebalproof.properties.run import RUN_PROPERTIES, Discovery, PropertyResult, RunContext, RunMonitor, evaluate
+from rebalproof.properties.run_rebalance import REBALANCE_NAMES, judge_step, promised
 from rebalproof.properties.verdict import Status
 from rebalproof.traces.format import build_trace
 
@@ -140,6 +141,33 @@ class CheckResult:
         }
 
 
+def judge_warm_start(ctx: RunContext, steps, results: list[PropertyResult]) -> list[PropertyResult]:
+    """The per-rebalance properties judged on the answers that built the warm start too.
+
+    The warm start is the group as the assignor settled it from an empty group
+    (:meth:`GroupModel.settle`): real rebalances, but before step 0, so the exploration's judge
+    never sees them, and a bug in an assignor's answer to an empty group would hide there (only
+    ``--start cold`` reaches those views, at a far larger space). A promised property that holds
+    (or is undecided) over the exploration and breaks on one of those answers is violated, at
+    step 0, with the first such answer's words; nothing else changes (counts, witnesses).
+    """
+    if not steps:
+        return results
+    out = []
+    for r in results:
+        name = r.property.name
+        if name in REBALANCE_NAMES and promised(name, ctx.rules) and r.verdict.status in (Status.HOLDS, Status.INCONCLUSIVE):
+            broken = [m for m in (judge_step(name, ctx.rules, step) for step in steps) if m]
+            if broken:
+                said = f"an answer that built the warm start (before step 0) breaks it: {broken[0]}"
+                verdict = replace(r.verdict, status=Status.VIOLATED, message=said,
+                                  measure={**r.verdict.measure, "warm_start_answers_violating": len(broken)})
+                r = PropertyResult(property=r.property, verdict=verdict,
+                                   discovery=Discovery(property=name, kind="safety", state=0, message=said))
+        out.append(r)
+    return out
+
+
 def check_model(
     *,
     protocol: Protocol,
@@ -213,7 +241,7 @@ def check_model(
     if note is not None:
         note(f"explored {exp.states:,} distinct states, {exp.stats.edges:,} transitions, depth {exp.stats.depth}; "
              "checking the properties of the graph")
-    results = evaluate(ctx, exp, monitor)
+    results = judge_warm_start(ctx, model.warm_start_steps(), evaluate(ctx, exp, monitor))
     traces = {}
     for r in results:
         failed = r.verdict.status is Status.VIOLATED or (

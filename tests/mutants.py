@@ -252,8 +252,8 @@ MUTANTS = (
     Mutant("stateless_piled", "stateless tasks piled on one member", "balanced", dict(_BASE, stateless=2),
            "two stateless tasks; with one or none it is correct", hides_at=dict(_BASE, stateless=1)),
     Mutant("standbys_from_memory", "standbys forgotten after a leader fail-over", "standby-count", dict(_BASE, events=2),
-           "a join, then the leader's crash (with two members left a standby is still needed); smaller bounds "
-           "leave the correct assignors' warmup witnesses vacuous", hides_at=_BASE),
+           "a join, then the leader's crash (with two members left a standby is still needed); at any bounds the "
+           "group's first rebalance, which built the warm start, shows it too (no leader memory there either)"),
     Mutant("warmups_unbounded", "max_warmup_replicas ignored", "warmup-bound", dict(_BASE, max_warmups=1),
            "--max-warmups 1 and a join: the new member warms up two tasks"),
     Mutant("standbys_by_load", "standbys dealt by load, lags ignored", "caught-up-standby", _BASE,

@@ -7,6 +7,9 @@ answer shows as a counterexample of 0 steps, which without a word reads as "noth
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from rebalproof.cli.main import main
 from rebalproof.model.assignors import builtin
 from rebalproof.model.codec import decode_input, encode_assignment
@@ -53,3 +56,21 @@ def test_no_note_on_a_cold_start_or_a_later_step(capsys, tmp_path):
     assert warm_start_note({**header, "kind": "lasso"}) is None
     assert warm_start_note({**header, "bounds": {"start": "cold"}}) is None
     assert warm_start_note({"kind": "safety", "fail_step": 0}) is None  # a trace from elsewhere (replay, seeds)
+
+
+def test_the_answers_that_built_the_warm_start_are_judged(capsys, tmp_path):
+    """An assignor wrong only on a group's first rebalance (no leader memory, no state) is caught at
+    step 0 at any bounds: ``standbys_from_memory`` places no standbys when the leader remembers no
+    last round, which the exploration's views never show at ``--events 1`` (no leader crash)."""
+    code = main(["check", "--assignor", "py:tests.mutants:standbys_from_memory", "--events", "1", "--json",
+                 "--trace-dir", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    verdict = next(p for p in report["properties"] if p["property"] == "standby-count")
+    assert verdict["status"] == "violated"
+    assert verdict["message"].startswith("an answer that built the warm start (before step 0) breaks it: task ")
+    assert verdict["measure"]["violating_views"] == 0 and verdict["measure"]["warm_start_answers_violating"] >= 1
+    trace = json.loads(Path(report["traces"]["standby-count"]).read_text())
+    assert len(trace["steps"]) == 1 and warm_start_note(trace) is not None
+    # the correct assignor it was made from keeps every promise there
+    assert main(["check", "--assignor", "py:tests.mutants:correct", "--events", "1"]) == 0
