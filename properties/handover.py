@@ -11,8 +11,9 @@ instances with learner tasks that indicate "ready"", then "To previous owners", 
 the rule "if given task is currently active, reassignment must happen only to workers who are
 declared ready to serve this task."" (seed 001, "Scale Up From Empty Group").
 
-So a stateful active held going in stays with its owner, or goes to a member ready for it: one caught up on it (its copy within ``acceptable_recovery_lag``: a ready
-learner, a caught-up standby, whose ``isReady`` tag says so, or state it still has on disk).
+So a stateful active held going in stays with its owner, or goes to a member ready for it: one
+caught up on it (its copy within ``acceptable_recovery_lag``: a ready learner, a caught-up
+standby, whose ``isReady`` tag says so, or state it still has on disk).
 Handing it to a member that must restore first, an unready learner included, is the
 stop-the-world move KIP-429 exists to avoid.
 

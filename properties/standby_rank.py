@@ -57,6 +57,15 @@ from rebalproof.properties.lag import rank_text
 __all__ = ["caught_up_standby"]
 
 
+def _which(view: RebalanceInput, task_id: str, members: tuple[str, ...], forced: int) -> str:
+    """``I3 (rank 50000)`` or ``each of I3 and I4 (I3: rank 1, I4: no local state)``: the ``forced``
+    standbys that must restore among ``members``, with their ranks."""
+    if len(members) == 1:
+        return f"{members[0]} ({rank_text(rank(view, members[0], task_id))})"
+    ranks = ", ".join(f"{m}: {rank_text(rank(view, m, task_id))}" for m in members)
+    return f"{'each' if forced == len(members) else 'one'} of {words(members)} ({ranks})"
+
+
 def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, ...], allowance: int):
     """(problems, tasks, members named, new standbys judged) with ``members`` the group of the reading."""
     problems, tasks, named, judged = [], [], [], 0
@@ -82,14 +91,10 @@ def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, 
         one = len(idle) == 1
         forced_new = behind - len(kept)
         if forced_new > 0:
-            where = new[0] if len(new) == 1 else f"{'each' if forced_new == len(new) else 'one'} of {words(new)}"
-            ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(new) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in new)
-            said, who = f"gets a new standby on {where} ({ranks})", new
+            said, who = f"gets a new standby on {_which(view, task_id, new, forced_new)}", new
         else:
-            kept = sorted_ids(kept)
-            where = kept[0] if len(kept) == 1 else f"{'each' if behind == len(kept) else 'one'} of {words(kept)}"
-            ranks = ", ".join(rank_text(rank(view, m, task_id)) if len(kept) == 1 else f"{m}: {rank_text(rank(view, m, task_id))}" for m in kept)
-            said, who = f"keeps a standby on {where} ({ranks}), which must restore", kept
+            who = sorted_ids(kept)
+            said = f"keeps a standby on {_which(view, task_id, who, behind)}, which must restore"
         problems.append(
             f"task {task_id} {said}, but {words(idle)} "
             f"{'is' if one else 'are'} caught up on it (rank 0) and {'holds' if one else 'hold'} no copy"
@@ -100,7 +105,7 @@ def _problems(view: RebalanceInput, assignment: Assignment, members: tuple[str, 
 
 
 def caught_up_standby(view: RebalanceInput, assignment: Assignment):
-    """No new standby on a member that must restore while a caught-up member holds no copy (module doc)."""
+    """No standby, new or kept, on a member that must restore while a caught-up member holds no copy (module doc)."""
     found = _problems(view, assignment, view.member_ids, standby_allowance(view))
     if found[0] and len(staying_members(view)) < len(view.members):
         shutting = _problems(view, assignment, staying_members(view), required_standbys(view))
