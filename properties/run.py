@@ -86,6 +86,7 @@ from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
 from rebalproof.properties.common import split_replicas
+from rebalproof.properties.lag import rank_text
 from rebalproof.properties.run_liveness import EdgeRanges, edge_array, fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
 from rebalproof.properties.verdict import Status, Verdict
@@ -247,9 +248,8 @@ def _ready_handover(ctx, model, s, a, nxt, step):
             continue
         for n in sorted_ids(after):
             if view.has_member(n) and not is_caught_up(view, n, t):
-                lag = lag_of(view, n, t)
                 return (f"task {t}, active on {', '.join(shown)} when the rebalance starts, is given to {n}, "
-                        f"which is not ready for it ({'no local state' if lag == NO_STATE else f'lag {lag}'})")
+                        f"which is not ready for it ({rank_text(rank(view, n, t))})")
     return False
 
 
