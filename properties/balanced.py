@@ -50,10 +50,9 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from itertools import combinations
 
 from rebalproof.model.assignment import Assignment
-from rebalproof.model.balance import BalanceReport, measure_balance, within_one
+from rebalproof.model.balance import BalanceReport, measure_balance
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import as_if_staying
@@ -62,37 +61,8 @@ from rebalproof.properties.verdict import Status, Verdict
 __all__ = ["balanced", "balanced_at_once", "balance_attainable", "balance_measure", "SEARCH_BUDGET"]
 
 SEARCH_BUDGET = 20_000
-"""Most partial layouts :func:`balance_attainable` keeps before answering None (undecided)."""
-
-
-def _within_one_vectors(k: int, caps: tuple[int, ...], budget: int) -> set[tuple[int, ...]] | None:
-    """Every count vector summing to ``k`` that is within one by capacity; None over budget.
-
-    A vector ``n`` is within one iff some ``lam`` has ``lam*c_j - 1 <= n_j <= lam*c_j`` for every
-    ``j`` (take ``lam`` the largest load ``n_i/c_i``), so each ``n_j`` has at most two values per
-    ``lam`` and ``lam`` ranges over the loads ``n/c`` with ``n <= k``.
-    """
-    if k == 0:
-        return {tuple(0 for _ in caps)}
-    found: set[tuple[int, ...]] = set()
-    lams = sorted({Fraction(n, c) for n in range(1, k + 1) for c in set(caps)})
-    for lam in lams:
-        lo = [max(0, math.ceil(lam * c) - 1) for c in caps]
-        hi = [math.floor(lam * c) for c in caps]
-        need = k - sum(lo)
-        flexible = [j for j in range(len(caps)) if hi[j] > lo[j]]
-        if need < 0 or need > len(flexible):
-            continue
-        if math.comb(len(flexible), need) > budget:
-            return None
-        for chosen in combinations(flexible, need):
-            vector = list(lo)
-            for j in chosen:
-                vector[j] = hi[j]
-            found.add(tuple(vector))
-        if len(found) > budget:
-            return None
-    return found
+"""Most class totals (or splits of one subtopology over the capacity classes) :func:`balance_attainable`
+keeps before answering None (undecided)."""
 
 
 def balance_attainable(view: RebalanceInput, *, budget: int = SEARCH_BUDGET) -> bool | None:
@@ -100,8 +70,14 @@ def balance_attainable(view: RebalanceInput, *, budget: int = SEARCH_BUDGET) -> 
 
     Over the non-leaving members, as :func:`~rebalproof.model.balance.measure_balance` counts.
     With equal capacities a balanced assignment always exists (deal the tasks in subtopology
-    order round-robin). Otherwise the per-subtopology count vectors that are within one are
-    combined one subtopology at a time, keeping at most ``budget`` distinct partial totals.
+    order round-robin). Otherwise the members of one capacity form a class, and a layout is
+    described by how many tasks each class holds per subtopology: within a class the tasks can
+    always be dealt so that its members' counts differ by at most one in every subtopology and
+    in total (each subtopology's extra tasks go to the class's next members in turn), and
+    :func:`_class_within_one` decides "within one" from the class sums alone. A dynamic
+    programme over the subtopologies keeps the distinct class totals reached (pruned to those
+    that can still end within one); exact, with no solver. None only when more than ``budget``
+    class totals or per-subtopology options would be kept (far beyond the clusters people run).
     """
     members = [m for m in view.members if not m.leaving]
     if not members or not view.tasks:
@@ -109,20 +85,88 @@ def balance_attainable(view: RebalanceInput, *, budget: int = SEARCH_BUDGET) -> 
     caps = tuple(m.capacity for m in members)
     if len(set(caps)) == 1:
         return True
+    classes = tuple(sorted({c: caps.count(c) for c in caps}.items()))  # (capacity, members)
     per_sub: dict[str, int] = {}
     for task_id in view.task_ids:
         per_sub[subtopology_of(task_id)] = per_sub.get(subtopology_of(task_id), 0) + 1
-    totals: set[tuple[int, ...]] = {tuple(0 for _ in caps)}
+    finals = _class_vectors(sum(per_sub.values()), classes, budget)
+    if finals is None:
+        return None
+    if not finals:
+        return False
+    top = [max(f[i] for f in finals) for i in range(len(classes))]
+    least = [min(f[i] for f in finals) for i in range(len(classes))]
+    remaining = sum(per_sub.values())
+    totals: set[tuple[int, ...]] = {tuple(0 for _ in classes)}
     for sub in sorted_ids(per_sub):
-        options = _within_one_vectors(per_sub[sub], caps, budget)
+        options = _class_vectors(per_sub[sub], classes, budget)
         if options is None:
             return None
-        totals = {tuple(a + b for a, b in zip(t, o)) for t in totals for o in options}
-        if len(totals) > budget:
-            return None
-    ids = [m.id for m in members]
-    cap_map = dict(zip(ids, caps))
-    return any(within_one(dict(zip(ids, t)), cap_map) for t in totals)
+        remaining -= per_sub[sub]
+        totals = {
+            t
+            for t in (tuple(a + b for a, b in zip(total, option)) for total in totals for option in options)
+            if all(t[i] <= top[i] and t[i] + remaining >= least[i] for i in range(len(classes)))
+        }
+        if not totals or len(totals) > budget:
+            return None if totals else False
+    return any(total in finals for total in totals)
+
+
+def _class_within_one(sums: tuple[int, ...], classes: tuple[tuple[int, int], ...]) -> bool:
+    """:func:`~rebalproof.model.balance.within_one` of the counts that deal ``sums[i]`` tasks over
+    the ``classes[i] = (capacity, members)`` as evenly as they go (floor or ceiling each): every
+    busiest member of one class against every idlest one of each class."""
+    for (c, m), s in zip(classes, sums):
+        busiest = -(-s // m)
+        if busiest == 0:
+            continue
+        for (d, n), t in zip(classes, sums):
+            idlest = t // n
+            if busiest * d > (idlest + 1) * c:
+                return False
+    return True
+
+
+def _class_vectors(k: int, classes: tuple[tuple[int, int], ...], budget: int) -> set[tuple[int, ...]] | None:
+    """Every split of ``k`` tasks over the classes that is within one (:func:`_class_within_one`);
+    None over ``budget``.
+
+    A count vector ``n`` is within one iff some ``lam`` has ``lam*c_j - 1 <= n_j <= lam*c_j`` for
+    every member ``j`` (take ``lam`` the largest load ``n_i/c_i``), so a class of capacity ``c``
+    and ``m`` members holds between ``m*lo`` and ``m*hi`` tasks (``lo``, ``hi`` those bounds), for
+    ``lam`` among the loads ``n/c`` with ``n <= k``.
+    """
+    found: set[tuple[int, ...]] = set()
+    if k == 0:
+        return {tuple(0 for _ in classes)}
+    for lam in sorted({Fraction(n, c) for n in range(1, k + 1) for c, _ in classes}):
+        ranges = []
+        for c, m in classes:
+            lo, hi = max(0, math.ceil(lam * c) - 1), math.floor(lam * c)
+            ranges.append(range(m * lo, m * hi + 1))
+        if sum(r.start for r in ranges) > k or sum(r.stop - 1 for r in ranges) < k:
+            continue
+        for split in _splits(k, ranges):
+            if _class_within_one(split, classes):
+                found.add(split)
+            if len(found) > budget:
+                return None
+    return found
+
+
+def _splits(k: int, ranges: list[range]):
+    """Every tuple with one value from each range, summing to ``k``."""
+    if len(ranges) == 1:
+        if k in ranges[0]:
+            yield (k,)
+        return
+    rest_low = sum(r.start for r in ranges[1:])
+    rest_high = sum(r.stop - 1 for r in ranges[1:])
+    for value in ranges[0]:
+        if rest_low <= k - value <= rest_high:
+            for tail in _splits(k - value, ranges[1:]):
+                yield (value,) + tail
 
 
 def balance_measure(view: RebalanceInput, assignment: Assignment, report: BalanceReport | None = None) -> dict:
@@ -223,7 +267,7 @@ def _balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
     attainable = balance_attainable(view)
     measure["attainable"] = attainable
     if attainable is None:
-        return verdict(Status.INCONCLUSIVE, f"{what}; whether any balanced assignment exists is undecided within {SEARCH_BUDGET} layouts")
+        return verdict(Status.INCONCLUSIVE, f"{what}; whether any balanced assignment exists is undecided within {SEARCH_BUDGET} class totals")
     if not attainable:
         return verdict(Status.HOLDS, f"{what}; no balanced assignment of these tasks over these capacities exists")
     if view.config.max_warmup_replicas == 0:

@@ -104,6 +104,9 @@ _LONGEST_FIRST = (
     "tests/test_assignor_ha.py",
     "tests/test_mutants.py",
     "examples",
+    # a headless browser (~4 s, mostly Chromium's start-up): last in collection order, it ran
+    # alone at the end of the run while the other two processes had finished (the run's tail)
+    "tests/test_traces_browser.py",
 )
 
 
