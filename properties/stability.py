@@ -24,10 +24,11 @@ from __future__ import annotations
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.balance import measure_balance, within_one
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
-from rebalproof.model.ranking import is_caught_up, lag_of
+from rebalproof.model.ranking import is_caught_up, lag_of, rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import as_if_staying, current_assignment, extra_copies, plural, replica_holders, words
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
+from rebalproof.properties.lag import rank_text
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -46,8 +47,9 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
     standby: :mod:`rebalproof.properties.common`, "Labels"), and no copy of a stateless task
     beyond its active (nothing to restore, so no purpose) — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
     caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), no
-    replica is behind while a caught-up member holds no copy of its task (requirement 2, "must
-    assign standby tasks to the next-most-caught-up instances", ranks above 5), and no
+    replica is on a member ranked worse than one holding no copy of its task, caught up or only
+    less behind (requirement 2, "must assign standby tasks to the next-most-caught-up
+    instances", ranks above 5: :func:`_standby_outranked`), and no
     member is leaving (KIP-441 knows no leaving members; a leaving member must be emptied, so
     its assignment cannot be final).
     """
@@ -73,16 +75,35 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
         for member in view.owners(task_id):
             if not is_caught_up(view, member, task_id):
                 reasons.append(f"active {task_id} on {member} is not caught up (lag {lag_of(view, member, task_id)})")
-    for task_id in view.stateful_task_ids:  # requirement 2 ranks above 5: a standby behind may move to a caught-up member
-        behind = [m for m in replica_holders(view, current, task_id) if not is_caught_up(view, m, task_id)]
-        if behind:
-            idle = [m.id for m in view.members if task_id not in m.copies and is_caught_up(view, m.id, task_id)]
-            if idle:
-                reasons.append(
-                    f"the standby of {task_id} on {words(behind)} is behind while {words(idle)}, caught up, "
-                    f"{'holds' if len(idle) == 1 else 'hold'} no copy"
-                )
+    for task_id in view.stateful_task_ids:  # requirement 2 ranks above 5: a standby may move to a better-ranked member
+        reason = _standby_outranked(view, current, task_id)
+        if reason:
+            reasons.append(reason)
     return tuple(reasons)
+
+
+def _standby_outranked(view: RebalanceInput, current: Assignment, task_id: str) -> str | None:
+    """Why the replicas of ``task_id`` are not on its next-most-caught-up members, or None.
+
+    Seed 002, requirement 2: "the algorithm must assign standby tasks to the next-most-caught-up
+    instances", ranks being the lags beyond ``acceptable_recovery_lag`` ("Lower is more caught
+    up"): a replica on a member ranked worse than some member that holds no copy may move there,
+    whether that member is caught up or only less behind (red team 4: five independent assignors
+    moved a standby at lag 30000 to a member with state at lag 20000, and ``fixpoint`` called it
+    a needless change of a settled layout)."""
+    holders = replica_holders(view, current, task_id)
+    if not holders:
+        return None
+    ranks = {m: rank(view, m, task_id) for m in holders}
+    idle = {m.id: rank(view, m.id, task_id) for m in view.members if task_id not in m.copies}
+    best = min(idle.values(), default=None)
+    if best is None or max(ranks.values()) <= best:
+        return None
+    behind = [m for m in holders if ranks[m] > best]
+    better = [m for m, r in idle.items() if r == best]
+    how = "caught up" if best == 0 else f"less behind ({rank_text(best)})"
+    return (f"the standby of {task_id} on {words(behind)} is behind while {words(better)}, {how}, "
+            f"{'holds' if len(better) == 1 else 'hold'} no copy")
 
 
 def premise_holds(view: RebalanceInput) -> bool:

@@ -376,6 +376,31 @@ def test_balance_attainable_agrees_with_brute_force():
             assert balance_attainable(view) is brute, (caps, shape)
 
 
+def test_fixpoint_lets_a_standby_move_to_a_member_less_behind():
+    """Red team 4: I2's standby is at lag 30000, I3 holds no copy but state at lag 20000; the
+    planner, the Kafka-style assignor, red team 3's two and one more assignor written apart all
+    move the standby to I3. Seed 002, requirement 2: "the algorithm must assign standby tasks to
+    the next-most-caught-up instances" (ranks are lags, "Lower is more caught up"), above
+    requirement 5, so the current layout is no fixpoint candidate. The built-in ha keeps it:
+    not faulted either (no fixpoint), and with I3 as far behind as I2 the premise holds again."""
+    def view(i3_lag):
+        return decode_input({
+            "config": {"num_standby_replicas": 1},
+            "tasks": [{"id": "0_0"}],
+            "members": [{"id": "I1", "active": ["0_0"], "lags": {"0_0": 0}},
+                        {"id": "I2", "standby": ["0_0"], "lags": {"0_0": 30000}},
+                        {"id": "I3", "lags": {"0_0": i3_lag}}],
+            "previous_members": ["I1", "I2", "I3"]})
+    moved = Assignment.build({"I1": {"active": ["0_0"]}, "I3": {"standby": ["0_0"]}})
+    kept = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"standby": ["0_0"]}})
+    less_behind = view(20000)
+    assert "I3, less behind (rank 20000), holds no copy" in " ".join(fixpoint_premise(less_behind))
+    assert fixpoint(less_behind, moved).holds and fixpoint(less_behind, kept).holds
+    as_far = view(30000)
+    assert fixpoint_premise(as_far) == ()
+    assert fixpoint(as_far, moved).violated and fixpoint(as_far, kept).holds
+
+
 def _attainable_by_cp_sat(caps: list[int], shape: list[int]) -> bool:
     """Whether a layout balanced by the first reading exists, decided by OR-tools' CP-SAT over
     every member's count in every subtopology (pairwise ``n_i * c_j <= (n_j + 1) * c_i``, in
