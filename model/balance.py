@@ -10,9 +10,10 @@ With capacities (stream threads), "within 1" becomes: no single task moved from 
 ``i, j``: ``n_i / c_i <= (n_j + 1) / c_j`` (:func:`within_one`). With equal capacities this is
 exactly ``max - min <= 1``. The KIP leaves capacities open, and a second reading is as
 faithful: its two sentences taken literally, instances within one task and no thread running
-more than one task more than another (:func:`threads_within_one`).
+more than one task more than another (:func:`threads_within_one`); and a third: each instance
+holds its share of the tasks by threads rounded down or up (:func:`share_within_one`).
 The solver and the built-in assignors aim at the first (:attr:`BalanceReport.balanced`); the
-properties accept a count balanced by either (:attr:`BalanceReport.balanced_either`), so an
+properties accept a count balanced by any of them (:attr:`BalanceReport.balanced_either`), so an
 implementation is not faulted for the reading it chose. Subtopology balance applies the same rule to each subtopology's tasks
 (the KIP's literal "instances executing it" count is met by layouts its own example
 rejects, so we check the spread it asks for). Active copies are what is balanced;
@@ -38,7 +39,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["within_one", "threads_within_one", "spread", "BalanceReport", "measure_balance", "is_balanced", "balanced_either"]
+__all__ = ["within_one", "threads_within_one", "share_within_one", "spread", "BalanceReport", "measure_balance", "is_balanced", "balanced_either"]
 
 
 def within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
@@ -79,6 +80,29 @@ def threads_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bo
     return busiest - idlest <= 1
 
 
+def share_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
+    """True when every instance holds its share of the tasks by threads, rounded down or up.
+
+    The third reading of "within one" with capacities: KIP-441's "The instance with the most
+    tasks has no more than 1 more task than the instance with the least tasks" says, with equal
+    instances, that each holds the mean rounded down or up; with stream threads each instance's
+    mean is its share, ``k * c_i / C`` of the ``k`` tasks over ``C`` threads in all (the quota
+    rule of proportional apportionment). Red team 4's independent flow assignor balances this
+    way: 1, 0 and 2 tasks on 1, 2 and 4 threads (shares 3/7, 6/7 and 12/7), which neither
+    other reading accepts (and where Kafka's own balancing moves nothing either).
+
+    >>> share_within_one({"I1": 1, "I2": 0, "I3": 2}, {"I1": 1, "I2": 2, "I3": 4})
+    True
+    >>> within_one({"I1": 1, "I2": 0, "I3": 2}, {"I1": 1, "I2": 2, "I3": 4}), threads_within_one({"I1": 1, "I2": 0, "I3": 2}, {"I1": 1, "I2": 2, "I3": 4})
+    (False, False)
+    >>> share_within_one({"I1": 3, "I2": 1}, {"I1": 1, "I2": 1}), share_within_one({"I1": 2, "I2": 0, "I3": 2}, {"I1": 1, "I2": 2, "I3": 4})
+    (False, False)
+    """
+    k = sum(counts.values())
+    threads = sum(capacities[m] for m in counts)
+    return all((k * capacities[m]) // threads <= n <= -(-(k * capacities[m]) // threads) for m, n in counts.items())
+
+
 def spread(counts: dict[str, int], capacities: dict[str, int]) -> float:
     """Most minus least tasks per thread: 0 is perfect; with equal capacities ``max - min``."""
     if not counts:
@@ -97,10 +121,10 @@ class BalanceReport:
     copies_spread: float
     subtopology_within_one: bool
     subtopology_spread: tuple[tuple[str, float], ...]
-    #: the actives, and each subtopology's, within one by :func:`within_one` or :func:`threads_within_one`
+    #: the actives, and each subtopology's, within one by :func:`within_one`, :func:`threads_within_one` or :func:`share_within_one`
     active_either: bool = False
     subtopology_either: bool = False
-    #: the subtopologies within one by neither reading, each with its actives per member (non-leaving)
+    #: the subtopologies within one by no reading, each with its actives per member (non-leaving)
     subtopologies_unbalanced: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
@@ -143,7 +167,7 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
     unbalanced = tuple(
         (s, tuple((m, per_sub[s][m]) for m in sorted_ids(caps)))
         for s in sorted_ids(per_sub)
-        if not (within_one(per_sub[s], caps) or threads_within_one(per_sub[s], caps))
+        if not _within_one_either(per_sub[s], caps)
     )
     return BalanceReport(
         active_within_one=within_one(actives, caps),
@@ -152,10 +176,16 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
         copies_spread=spread(copies, caps),
         subtopology_within_one=all(within_one(per_sub[s], caps) for s in per_sub),
         subtopology_spread=subs,
-        active_either=within_one(actives, caps) or threads_within_one(actives, caps),
+        active_either=_within_one_either(actives, caps),
         subtopology_either=not unbalanced,
         subtopologies_unbalanced=unbalanced,
     )
+
+
+def _within_one_either(counts: dict[str, int], capacities: dict[str, int]) -> bool:
+    """Within one by any of the three readings with capacities (:func:`within_one`,
+    :func:`threads_within_one`, :func:`share_within_one`)."""
+    return within_one(counts, capacities) or threads_within_one(counts, capacities) or share_within_one(counts, capacities)
 
 
 def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:

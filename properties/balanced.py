@@ -12,8 +12,9 @@ assignment"):
 "Within one" with capacities has two readings (:mod:`rebalproof.model.balance`): per thread of
 load, ``n_i / c_i <= (n_j + 1) / c_j``, and the KIP's sentences taken literally (instances within
 one task, threads within one task). A count balanced by either is balanced here, so an
-implementation is not faulted for the reading it chose; the message says when only the second
-holds (``by_threads: true``).
+implementation is not faulted for the reading it chose; a third reading, each instance holding
+its share of the tasks by threads rounded down or up, is accepted too; the message says when
+only another than the first holds (``by_threads: true``).
 
 - :func:`balanced` — the ``ha`` reading: balanced, **or** a probing rebalance is scheduled
   (the assignor traded balance for caught-up actives and is moving state with warmups).
@@ -213,8 +214,9 @@ def _unbalanced(view: RebalanceInput, assignment: Assignment, report: BalanceRep
     return "not balanced: " + "; ".join(parts)
 
 
-_BY_THREADS = ("balanced as the KIP's sentences read literally (instances within one task, no thread running more than one "
-               "task more than another), the other reading of within one with capacities")
+_BY_THREADS = ("balanced by another reading of within one with capacities: as the KIP's sentences read literally "
+               "(instances within one task, no thread running more than one task more than another), or each instance "
+               "holding its share of the tasks by threads, rounded down or up")
 
 _ORDER = {Status.HOLDS: 0, Status.INCONCLUSIVE: 1, Status.VIOLATED: 2}
 

@@ -401,6 +401,20 @@ def test_fixpoint_lets_a_standby_move_to_a_member_less_behind():
     assert fixpoint(as_far, moved).violated and fixpoint(as_far, kept).holds
 
 
+def test_balanced_accepts_each_instance_within_one_of_its_share():
+    """Red team 4: 1, 0 and 2 actives on 1, 2 and 4 threads (shares of 3 tasks over 7 threads:
+    3/7, 6/7, 12/7, each met rounded down or up), with no probing rebalance, from an independent
+    flow assignor: within one by neither the per-thread-load reading nor the literal one, but by
+    the third reading of "within one" with capacities (model/balance.py). Counts off their share
+    are still faulted."""
+    members = [{"id": "I1", "capacity": 1}, {"id": "I2", "capacity": 2}, {"id": "I3", "capacity": 4}]
+    view = view_of(["0_0", "0_1", "0_2"], members)
+    shares = balanced(view, answer(I1="0_0", I3="0_1 0_2"))
+    assert shares.holds and shares.measure["by_threads"] is True, shares.message
+    assert "its share of the tasks by threads" in shares.message
+    assert balanced(view, answer(I1="0_0 0_1", I3="0_2")).violated  # I1's share is 3/7: 2 is off by more than rounding
+
+
 def _attainable_by_cp_sat(caps: list[int], shape: list[int]) -> bool:
     """Whether a layout balanced by the first reading exists, decided by OR-tools' CP-SAT over
     every member's count in every subtopology (pairwise ``n_i * c_j <= (n_j + 1) * c_i``, in
