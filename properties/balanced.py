@@ -22,7 +22,9 @@ only another than the first holds (``by_threads: true``).
   tasks over these capacities exists at all (lags aside: warmups can move any state).
   An unbalanced answer **holds** when no balanced assignment exists (capacities can make
   instance and subtopology balance incompatible: three one-task subtopologies over capacities
-  1 and 2), saying so in the message and with ``attainable: false``; the check is
+  1 and 2), saying so in the message and with ``attainable: false``, as long as its instances
+  are within one (instance balance alone is always attainable: KIP-441's assignor "creates as
+  balanced an assignment as possible"); the check is
   **inconclusive** when deciding that would exceed the search budget, or when
   ``max_warmup_replicas`` is 0 (below KIP-441's minimum of 1, no warmup can move state, so
   probing may not help).
@@ -270,13 +272,16 @@ def _balanced(view: RebalanceInput, assignment: Assignment) -> Verdict:
     measure["attainable"] = attainable
     if attainable is None:
         return verdict(Status.INCONCLUSIVE, f"{what}; whether any balanced assignment exists is undecided within {SEARCH_BUDGET} class totals")
-    if not attainable:
+    if not attainable and report.active_either:
         return verdict(Status.HOLDS, f"{what}; no balanced assignment of these tasks over these capacities exists")
     if view.config.max_warmup_replicas == 0:
         return verdict(
             Status.INCONCLUSIVE,
             f"{what} and no probing rebalance; max_warmup_replicas is 0 (KIP-441's minimum is 1), so no warmup can move state toward balance",
         )
+    if not attainable:  # instances not within one either, though a D'Hondt split always puts them within one
+        return verdict(Status.VIOLATED, f"{what}, no probing rebalance is scheduled, and though no assignment balances "
+                                        "every subtopology too, instance balance alone is always attainable")
     return verdict(Status.VIOLATED, f"{what}, a balanced assignment exists and no probing rebalance is scheduled")
 
 
