@@ -68,7 +68,7 @@ from typing import Callable
 import numpy as np
 
 from rebalproof.model.assignment import Assignment
-from rebalproof.model.balance import balanced_either
+from rebalproof.model.balance import balanced_either, measure_balance
 from rebalproof.model.budget import BudgetSpent
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_protocol import Protocol
@@ -612,8 +612,9 @@ class RunMonitor:
 
     def _balance_flag(self, s) -> int:
         """0 when the actives of ``s`` are balanced per thread (or no balanced assignment of these
-        tasks over these capacities exists), :data:`_UNBALANCED` when one exists, :data:`_UNDECIDED`
-        when the oracle's search could not tell (see the module docstring)."""
+        tasks over these capacities exists and the instances are within one, as ``balanced``
+        judges an answer), :data:`_UNBALANCED` when one exists, :data:`_UNDECIDED` when the
+        oracle's search could not tell (see the module docstring)."""
         capacity = self.model.capacity
         view = RebalanceInput(
             config=self._config,
@@ -627,7 +628,9 @@ class RunMonitor:
         if key not in self._attainable:
             self._attainable[key] = balance_attainable(view)
         attainable = self._attainable[key]
-        return _UNBALANCED if attainable else (_UNDECIDED if attainable is None else 0)
+        if attainable is False:  # no layout balances every subtopology too: the instances must still be within one
+            return 0 if measure_balance(view, assignment).active_either else _UNBALANCED
+        return _UNBALANCED if attainable else _UNDECIDED
 
     def on_edge(self, e, src, s, a, nxt, dst) -> None:
         step = None
