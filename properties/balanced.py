@@ -9,12 +9,12 @@ What a rule set promises differs (KIP-441 "Iterative Balancing Assignments": an 
 soon as possible", while probing rebalances continue "until it is able to create a balanced
 assignment"):
 
-"Within one" with capacities has two readings (:mod:`rebalproof.model.balance`): per thread of
-load, ``n_i / c_i <= (n_j + 1) / c_j``, and the KIP's sentences taken literally (instances within
-one task, threads within one task). A count balanced by either is balanced here, so an
-implementation is not faulted for the reading it chose; a third reading, each instance holding
-its share of the tasks by threads rounded down or up, is accepted too; the message says when
-only another than the first holds (``by_threads: true``).
+"Within one" with capacities has three readings (:mod:`rebalproof.model.balance`): per thread
+of load, ``n_i / c_i <= (n_j + 1) / c_j``; the KIP's sentences taken literally (instances within
+one task, threads within one task); and each instance holding its share of the tasks by threads,
+rounded down or up. A count balanced by any of them is balanced here, so an implementation is
+not faulted for the reading it chose; the message says when only another than the first holds
+(``by_threads: true``).
 
 - :func:`balanced` — the ``ha`` reading: balanced, **or** a probing rebalance is scheduled
   (the assignor traded balance for caught-up actives and is moving state with warmups).
@@ -101,8 +101,11 @@ def balance_attainable(view: RebalanceInput, *, budget: int = SEARCH_BUDGET) -> 
     least = [min(f[i] for f in finals) for i in range(len(classes))]
     remaining = sum(per_sub.values())
     totals: set[tuple[int, ...]] = {tuple(0 for _ in classes)}
+    splits: dict[int, set | None] = {}  # subtopology size -> its splits (subtopologies often share a size)
     for sub in sorted_ids(per_sub):
-        options = _class_vectors(per_sub[sub], classes, budget)
+        if per_sub[sub] not in splits:
+            splits[per_sub[sub]] = _class_vectors(per_sub[sub], classes, budget)
+        options = splits[per_sub[sub]]
         if options is None:
             return None
         remaining -= per_sub[sub]
