@@ -161,7 +161,7 @@ class MemoChooser:
 
     def _remember(self, key, answers: tuple) -> tuple:
         """Memoise the checked ``answers`` of ``key`` (equal answers kept once)."""
-        if len(self._memo) >= self.limit:
+        if len(self._memo) >= self.limit and self.spawned is None:  # a reduced run keeps every view: each is checked under renamings
             self._memo.clear()
             self._distinct.clear()
         answers = self._distinct.setdefault(answers, answers)

@@ -78,6 +78,12 @@ class Bounds:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"must be a whole number of at least 0, got {value!r}", where=f"bounds.{f.name}")
+        if self.max_warmups < 1:  # seed 002 on max_warmup_replicas: "Defaults to 2. Minimum is 1."
+            raise InputError(
+                f"max_warmup_replicas must be at least 1 (KIP-441: 'Minimum is 1'; with 0 no task could ever move to a "
+                f"member without its state, so no assignor could balance), got {self.max_warmups}; use --max-warmups 1 or more",
+                where="bounds.max_warmups",
+            )
         if self.initial < 1:
             raise InputError("the group needs at least 1 initial member", where="bounds.initial")
         if self.instances < self.initial:

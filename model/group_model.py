@@ -25,6 +25,8 @@ the view (after a leader change the memory is lost, whoever is elected).
 
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -516,13 +518,19 @@ class GroupModel:
         if self._chooser.spawned is None:
             self._chooser.spawned = {}
 
-    def views_asked_with_ids(self) -> list[tuple[RebalanceInput, tuple[str, ...]]]:
+    def views_asked_with_ids(self, start: int = 0) -> list[tuple[RebalanceInput, tuple[str, ...]]]:
         """:meth:`views_asked`, each with the pool ids handed out (``I1 .. I<spawned>``) in the
         states that asked it (:meth:`record_ids`; the whole pool where not recorded): the ids
-        symmetry reduction renames among."""
+        symmetry reduction renames among. ``start``: from the view asked ``start``-th on (in the
+        order asked)."""
         pool = self.bounds.member_ids
         spawned = self._chooser.spawned or {}
-        return [(self.view_from_key(key), pool[: spawned.get(key, len(pool))]) for key in self._chooser._memo]
+        keys = itertools.islice(self._chooser._memo, start, None)
+        return [(self.view_from_key(key), pool[: spawned.get(key, len(pool))]) for key in keys]
+
+    def views_asked_count(self) -> int:
+        """How many distinct views the assignor was asked so far."""
+        return len(self._chooser._memo)
 
     def rebalance_step(self, state: GroupState, action: Action) -> RebalanceStep | None:
         """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""

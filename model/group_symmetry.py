@@ -65,6 +65,7 @@ __all__ = [
     "auto_symmetry",
     "reduction_renamings",
     "verify_reached",
+    "ReachedCheck",
 ]
 
 
@@ -354,86 +355,106 @@ def verify_reached(found: AutoSymmetry, assignor, reached: list, *, classes: dic
     explores again without reduction), or, when ``budget`` ran out first, an inconclusive one
     that still reduces: the report then says the reduction rests on an unfinished check.
     """
-    if not found.reduce or not reached:
-        return found
-    several = callable(getattr(assignor, "choices", None))
-    memo: dict = {}
-    calls = 0
+    return ReachedCheck(found, assignor, classes=classes).add(reached, budget=budget, max_views=max_views)
 
-    def answers(view):
-        nonlocal calls
-        if view not in memo:
-            calls += 1
-            memo[view] = tuple(assignor.choices(view)) if several else (assignor(view),)
-        return memo[view]
 
-    checked: set = set()
-    views = renamed_views = 0
+class ReachedCheck:
+    """:func:`verify_reached` in steps: :meth:`add` checks the views reached since the last step,
+    the views and renamed views already asked kept, so the steps together ask and count what one
+    call over all the views would (``check`` runs a step each time the reduced run's views
+    double: a reduction that breaks stops the run there, not after it spent its time)."""
 
-    def result(reduce: bool, status: Status, message: str, violation=None) -> AutoSymmetry:
-        return AutoSymmetry(
-            reduce=reduce, status=status, views=found.views + views, samples=found.samples + renamed_views,
-            nontrivial=found.nontrivial + renamed_views, calls=found.calls + calls, seed=found.seed,
+    def __init__(self, found: AutoSymmetry, assignor, *, classes: dict | None = None):
+        self.found, self.assignor, self.classes = found, assignor, classes
+        self.several = callable(getattr(assignor, "choices", None))
+        self.memo: dict = {}
+        self.calls = 0
+        self.checked: set = set()
+        self.views = self.renamed_views = 0
+        self.reached = 0  # views handed to :meth:`add` so far
+        self.last: AutoSymmetry = found
+
+    def _answers(self, view):
+        if view not in self.memo:
+            self.calls += 1
+            self.memo[view] = tuple(self.assignor.choices(view)) if self.several else (self.assignor(view),)
+        return self.memo[view]
+
+    def _result(self, reduce: bool, status: Status, message: str, violation=None) -> AutoSymmetry:
+        found = self.found
+        self.last = AutoSymmetry(
+            reduce=reduce, status=status, views=found.views + self.views, samples=found.samples + self.renamed_views,
+            nontrivial=found.nontrivial + self.renamed_views, calls=found.calls + self.calls, seed=found.seed,
             violation=violation, message=message,
         )
+        return self.last
 
-    for view, member_ids in reached:
-        if view in checked:
-            continue
-        if budget is not None and budget.spent():
-            return result(
-                True, Status.INCONCLUSIVE,
-                (f"the time ran out after checking {views} of {len(reached)} reached leader views under every renaming: "
-                 "the reduction rests on an unfinished check (--symmetry off relies on none)"),
-            )
-        checked.add(view)
-        views += 1
-        try:
-            base = answers(view)
-        except AssignorError:
-            continue  # the exploration reports the finding itself
-        for renaming in reduction_renamings(view, member_ids, classes):
-            renamed = rename_input(view, renaming)
-            if renamed in checked:
+    def add(self, reached: list, *, budget=None, max_views: int | None = None) -> AutoSymmetry:
+        """Check ``reached`` (more ``(view, ids)``) too; the result over every view added so far (see :func:`verify_reached`)."""
+        found, several, checked, answers = self.found, self.several, self.checked, self._answers
+        if not found.reduce or (not reached and not self.reached):
+            return found
+        if not self.last.reduce:  # broken by an earlier step: it stays broken
+            return self.last
+        self.reached += len(reached)
+        result = self._result
+        for view, member_ids in reached:
+            if view in checked:
                 continue
-            checked.add(renamed)
-            renamed_views += 1
-            if max_views is not None and renamed_views > max_views:
+            if budget is not None and budget.spent():
                 return result(
-                    False, Status.INCONCLUSIVE,
-                    (f"equivariant on the {renamed_views - 1} renamed views checked, but checking every renaming of "
-                     f"every view the reduced run reached would ask more than {max_views}: explored again without "
-                     "reduction, which relies on no check"),
+                    True, Status.INCONCLUSIVE,
+                    (f"the time ran out after checking {self.views} of {self.reached} reached leader views under every renaming: "
+                     "the reduction rests on an unfinished check (--symmetry off relies on none)"),
                 )
+            checked.add(view)
+            self.views += 1
             try:
-                actual = answers(renamed)
+                base = answers(view)
             except AssignorError:
-                continue
-            expected = tuple(rename_assignment(a, renaming) for a in base)
-            if actual == expected:
-                continue
-            try:
-                same = same_answers_up_to_automorphism(renamed, expected, actual)
-            except Exception:  # an answer with ids the view lacks: not the renamed answer
-                same = False
-            if same:
-                continue
-            one = (lambda a: a) if several else (lambda a: a[0])
-            broken = EquivarianceResult(
-                status=Status.VIOLATED, samples=renamed_views, nontrivial=renamed_views, calls=calls, renaming=renaming,
-                renamed_input=renamed, expected=one(expected), actual=one(actual),
-                message=(f"the answer to the renamed input is not the renamed answer, under the renaming {renaming.describe()}: "
-                         f"expected (renamed answer) {_layouts(one(expected))}; got {_layouts(one(actual))}"),
-            )
-            return result(
-                False, Status.VIOLATED,
-                (f"the answer depends on names: on a leader view reached by the reduced exploration, {broken.message}; "
-                 "explored again without reduction"),
-                violation=broken,
-            )
-    return result(
-        True, Status.HOLDS,
-        (f"equivariant on every renaming of the {views} leader views the reduced exploration reached "
-         f"({renamed_views} renamed views asked; seed {found.seed} for the first samples): the reduction is sound"),
-    )
+                continue  # the exploration reports the finding itself
+            for renaming in reduction_renamings(view, member_ids, self.classes):
+                renamed = rename_input(view, renaming)
+                if renamed in checked:
+                    continue
+                checked.add(renamed)
+                self.renamed_views += 1
+                if max_views is not None and self.renamed_views > max_views:
+                    return result(
+                        False, Status.INCONCLUSIVE,
+                        (f"equivariant on the {self.renamed_views - 1} renamed views checked, but checking every renaming of "
+                         f"every view the reduced run reached would ask more than {max_views}: explored again without "
+                         "reduction, which relies on no check"),
+                    )
+                try:
+                    actual = answers(renamed)
+                except AssignorError:
+                    continue
+                expected = tuple(rename_assignment(a, renaming) for a in base)
+                if actual == expected:
+                    continue
+                try:
+                    same = same_answers_up_to_automorphism(renamed, expected, actual)
+                except Exception:  # an answer with ids the view lacks: not the renamed answer
+                    same = False
+                if same:
+                    continue
+                one = (lambda a: a) if several else (lambda a: a[0])
+                broken = EquivarianceResult(
+                    status=Status.VIOLATED, samples=self.renamed_views, nontrivial=self.renamed_views, calls=self.calls, renaming=renaming,
+                    renamed_input=renamed, expected=one(expected), actual=one(actual),
+                    message=(f"the answer to the renamed input is not the renamed answer, under the renaming {renaming.describe()}: "
+                             f"expected (renamed answer) {_layouts(one(expected))}; got {_layouts(one(actual))}"),
+                )
+                return result(
+                    False, Status.VIOLATED,
+                    (f"the answer depends on names: on a leader view reached by the reduced exploration, {broken.message}; "
+                     "explored again without reduction"),
+                    violation=broken,
+                )
+        return result(
+            True, Status.HOLDS,
+            (f"equivariant on every renaming of the {self.views} leader views the reduced exploration reached "
+             f"({self.renamed_views} renamed views asked; seed {found.seed} for the first samples): the reduction is sound"),
+        )
 

@@ -33,7 +33,7 @@ from rebalproof.model.group_assignor import MemoChooser
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.helper_memory import own_peak, peak_with_helpers
-from rebalproof.model.group_symmetry import AutoSymmetry, auto_symmetry, verify_reached
+from rebalproof.model.group_symmetry import AutoSymmetry, ReachedCheck, auto_symmetry
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.properties.run import RUN_PROPERTIES, Discovery, PropertyResult, RunContext, RunMonitor, evaluate
 from rebalproof.properties.run_rebalance import REBALANCE_NAMES, judge_step, promised
@@ -168,6 +168,52 @@ def judge_warm_start(ctx: RunContext, steps, results: list[PropertyResult]) -> l
     return out
 
 
+class _EquivarianceWatch:
+    """A reduced run's budget that also checks the views it reached under every renaming
+    (:class:`~rebalproof.model.group_symmetry.ReachedCheck`) each time their number doubles
+    (from :data:`WATCH_FROM`): where the assignor turns out to depend on names, the reduced run
+    stops there, so the exploration in full that follows has the time limit's rest, not what
+    a whole reduced run left of it. Decided by counts of views, never by the clock: the same
+    steps on every run. Everything else is the command's budget's (None: no limit)."""
+
+    def __init__(self, reached: ReachedCheck, model: GroupModel, budget: Budget | None):
+        self.reached, self.model, self.budget = reached, model, budget
+        self.done = 0  # views handed to the check so far
+        self.next = WATCH_FROM
+
+    def step(self, *, max_views: int | None = None) -> AutoSymmetry:
+        """Check the views asked since the last step; the result over all of them."""
+        reached = self.model.views_asked_with_ids(self.done)
+        self.done += len(reached)
+        return self.reached.add(reached, budget=self.budget, max_views=max_views)
+
+    def explore_spent(self) -> str | None:
+        reason = None if self.budget is None else self.budget.explore_spent()
+        if reason is not None:
+            return reason
+        if self.model.views_asked_count() >= self.next:
+            self.next = 2 * self.model.views_asked_count()
+            if not self.step().reduce:
+                return "the assignor's answers depend on names (symmetry reduction dropped)"
+        return None
+
+    def spent(self) -> str | None:
+        return None if self.budget is None else self.budget.spent()
+
+    def check(self) -> None:
+        if self.budget is not None:
+            self.budget.check()
+
+    def __getattr__(self, name):  # the rest of a Budget's interface
+        if self.budget is None:
+            raise AttributeError(name)
+        return getattr(self.budget, name)
+
+
+#: The reduced run's views are first checked under renamings once this many were asked.
+WATCH_FROM = 256
+
+
 def check_model(
     *,
     protocol: Protocol,
@@ -218,17 +264,20 @@ def check_model(
     engine = explorer if not por else functools.partial(explorer, por=True)
     if local and not symmetry:  # a built-in's answers computed ahead on the second core
         model.answers_ahead()
+    watch = None
     if sym_check is not None and sym_check.reduce:
-        model.record_ids()  # for the check after the reduced run (verify_reached)
+        model.record_ids()  # for the check of the reduced run (verify_reached)
+        watch = _EquivarianceWatch(ReachedCheck(sym_check, inner, classes=model.capacity_classes), model, budget)
+        limits = replace(limits, budget=watch)
     try:
         exp = engine(model, symmetry=symmetry, limits=limits, monitor=monitor, progress=progress)
     finally:
         ahead_memory = model.close_answers_ahead()
-    if sym_check is not None and sym_check.reduce:
+    if watch is not None:
+        limits = replace(limits, budget=budget)
         # the check may ask at most twice the views the reduced run asked (and 1,000): past that,
         # exploring in full is the cheaper sound run
-        sym_check = verify_reached(sym_check, inner, model.views_asked_with_ids(), classes=model.capacity_classes,
-                                   budget=budget, max_views=max(1000, 2 * model._chooser.calls))
+        sym_check = watch.step(max_views=max(1000, 2 * model._chooser.calls))
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up

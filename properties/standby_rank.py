@@ -1,15 +1,14 @@
-"""``caught-up-standby``: a new standby goes to a caught-up member while one holds no copy (KIP-441 requirement 2).
+"""``caught-up-standby``: no standby must restore while a caught-up member holds no copy (KIP-441 requirement 2).
 
 KIP-441 "Assignment Algorithm", 2: "As a second priority, the algorithm must assign standby
 tasks to the next-most-caught-up instances." Ranks as in "Computing the most-caught-up
 instances" (:mod:`rebalproof.model.ranking`: lag floored at ``acceptable_recovery_lag``, so any
 lag within it ranks 0, "caught up"; no local state ranks last).
 
-What is judged is a **new** standby: one of the task's standbys (as many as ``standby-count``
-counts, labels aside) on a member that held no copy of the task going in. It is a violation
-when that member is not caught up while another member, caught up on the task, is left without
-any copy of it: the assignor put the new replica on a member that must restore, where one that
-need not was free.
+What is judged is each standby slot (as many as ``standby-count`` counts, labels aside): it is a
+violation when a slot must be filled by a replica that is not caught up, new or kept from going
+in, while another member, caught up on the task, is left without any copy of it: the assignor
+put (or left) the replica on a member that must restore, where one that need not was free.
 
 Which replicas are the standbys and which the extra copies (warmups) is read the kindest way
 the counts allow: caught-up replicas first, then the ones kept from going in, and only then the
@@ -20,13 +19,12 @@ ids (a tie-break) nor the ranks among members that are all behind decide the ver
 
 Abstraction choices:
 
-- *Only new standbys, and only against caught-up members.* A standby kept where it was is
-  KIP-441's stickiness: moves go through warmups ("to move tasks to fresh instances while still
-  respecting num.standby.replicas, the assignor will assign "extra" standby replicas to the
-  destination instances"), so a kept standby that fell behind is not judged. Between members
-  that are both behind, the seeds' ranks order them, but Kafka's own assignor only tells caught
-  up from not (its standby task movements): the stricter reading would judge a choice a
-  correct production assignor makes.
+- *Only against caught-up members.* A kept standby that fell behind is judged too (red team 3:
+  a standby kept far behind while a caught-up member held no copy passed; KIP-441 requirement 2
+  asks for "the next-most-caught-up instances" whatever was there before). Between members that
+  are both behind, the seeds' ranks order them, but Kafka's own assignor only tells caught up
+  from not (its standby task movements): the stricter reading would judge a choice a correct
+  production assignor makes.
 - *Leaving members*, unknown to KIP-441, are read both ways and the better verdict stands: as
   ordinary members, or as shutting down (neither candidates nor standbys).
 - Tasks without exactly one active in the group are ``one-active``'s business and skipped.

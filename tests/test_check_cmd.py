@@ -73,6 +73,10 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, capsys):
     assert "unknown assignor" in capsys.readouterr().err
     assert main(["check", "--instances", "1", "--initial", "2"]) == 2
     assert "raise --instances" in capsys.readouterr().err
+    # red team 5: with max_warmup_replicas 0 even the built-in ha "never settled balanced"; seed 002: "Minimum is 1"
+    assert main(["check", "--max-warmups", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "Minimum is 1" in err and "--max-warmups 1" in err and len(err.strip().splitlines()) == 1
     bad = tmp_path / "bad.toml"
     bad.write_text("instances = [")
     assert main(["check", "--scenario", str(bad)]) == 2
