@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -43,6 +44,7 @@ import numpy as np
 from scipy import sparse
 
 from rebalproof.solver.linear import Linear
+from rebalproof.solver.tree_share import SHARE_AFTER
 
 __all__ = ["Node", "Search", "TreeProof", "check_tree", "dive", "prove_at_least"]
 
@@ -308,6 +310,20 @@ class _NodeLP:
     def basis(self):
         return self.h.getBasis()
 
+    def compact_basis(self) -> tuple:
+        """The current basis as two arrays of status codes (picklable: a job in another process starts from it)."""
+        b = self.h.getBasis()
+        return (np.array([int(v) for v in b.col_status], dtype=np.int8), np.array([int(v) for v in b.row_status], dtype=np.int8))
+
+    def warm(self, basis: tuple) -> None:
+        """Start the next solve from a :meth:`compact_basis` (of this model's LP)."""
+        status = self.core.HighsBasisStatus
+        b = self.core.HighsBasis()
+        b.col_status = [status(v) for v in basis[0].tolist()]
+        b.row_status = [status(v) for v in basis[1].tolist()]
+        b.valid = True
+        self.h.setBasis(b)
+
     def restore(self, basis) -> None:
         self.h.setBasis(basis)
 
@@ -394,11 +410,13 @@ class Search:
     on the stack, its solved children kept in place, so :meth:`run` can go on later.
     """
 
-    def __init__(self, model: Linear, target: int, *, choices=(), strong: int = 8, improve: bool = False):
+    def __init__(self, model: Linear, target: int, *, choices=(), strong: int = 8, improve: bool = False, parts=None, root_bounds=None,
+                 share: bool = True):
         self.model, self.target, self.choices, self.strong, self.improve = model, target, choices, strong, improve
-        self.exact = _Exact(model)
-        self.phase1 = _Exact(_without_objective(model))
-        self.lp = _NodeLP(model)
+        self.exact, self.phase1, self.lp = parts if parts is not None else (_Exact(model), _Exact(_without_objective(model)), _NodeLP(model))
+        self.root_bounds = root_bounds if root_bounds is not None else (list(model.lower), list(model.upper))
+        self.share = share  # open subtrees become jobs after SHARE_AFTER nodes (rebalproof.solver.tree_share)
+        self._helper_tried = False  # a helper process was asked for once (one per search at most)
         self.solved = 0
         self.met = None  # with ``improve``: the best integer point below the target asked
         self.root = None
@@ -406,14 +424,17 @@ class Search:
         self.closed = False  # no proof is possible any more (a point below the target without improve, or nothing to branch on)
         self.reason = ""
 
-    def run(self, *, deadline_end: float | None, max_nodes: int) -> TreeProof:
+    def run(self, *, deadline_end: float | None, max_nodes: int, check: bool = True) -> TreeProof:
         if self.closed:
             return TreeProof(None, self.solved, self.met, reason=self.reason)
         try:
             if self.root is None:
-                self.root = self._expand(list(self.model.lower), list(self.model.upper), deadline_end, max_nodes)
+                self.root = self._expand(list(self.root_bounds[0]), list(self.root_bounds[1]), deadline_end, max_nodes)
                 self.stack = [self.root]
             while self.stack:
+                if self.share and self.solved >= SHARE_AFTER:
+                    self._shared(deadline_end, max_nodes)
+                    break
                 node = self.stack.pop()
                 try:
                     for k, child in enumerate(node.children):
@@ -432,7 +453,155 @@ class Search:
             self.reason = str(stop)
             return TreeProof(None, self.solved, self.met, reason=str(stop), paused=None if self.closed else self)
         self.closed = True
+        if not check:  # a job's subtree (rebalproof.solver.tree_share): the grafted tree is checked whole
+            return TreeProof(self.root, self.solved, self.met, target=self.target)
         return TreeProof(self.root if check_tree(self.model, self.target, self.root) else None, self.solved, self.met, target=self.target)
+
+    def _shared(self, deadline_end, max_nodes) -> None:
+        """The open subtrees as jobs (:mod:`rebalproof.solver.tree_share`), searched here and by a helper where a core is spare, grafted in place.
+
+        Jobs are the open children below the nodes on the stack. Each is searched from a cold LP
+        for at most :data:`~rebalproof.solver.tree_share.CHUNK` nodes, for the target of the job
+        it came from; the open nodes of a job that stops there are jobs again (named by the job's
+        name and their place), so what each job answers, and the tree, do not depend on where or
+        when jobs ran. With ``improve`` the target drops to the least a job met (its point kept;
+        ties: the first job by name). Stopped by time or nodes, what the jobs built stays in
+        place, open nodes (:class:`_Pending`) in it, and their nodes go back on the stack; a job
+        that closed (nothing to branch on, a point below the target without ``improve``) closes
+        the search as it would have here.
+        """
+        from rebalproof.solver.tree_share import CHUNK, HELPER_AFTER, Helper, Runner, can_share
+
+        lock = threading.Condition()
+        queue: list = []  # (name, node, slot, target), taken in name order
+        busy = [0]  # jobs being searched
+        halted = []  # (name, reason): a job closed the search, or time or nodes ran out
+        least: list = []  # (target, name, point) of jobs that met a point
+
+        def slots_below(node):
+            found, walk = [], [node]
+            while walk:
+                here = walk.pop()
+                for k in reversed(range(len(here.children))):
+                    child = here.children[k]
+                    if isinstance(child, _Pending):
+                        found.append((here, k))
+                    else:
+                        walk.append(child)
+            return found[::-1]
+
+        seen: set = set()
+        for top in self.stack:
+            for node, slot in slots_below(top):
+                if (id(node), slot) not in seen:
+                    seen.add((id(node), slot))
+                    queue.append(((len(seen),), node, slot, self.target))
+        queue.sort(key=lambda job: job[0], reverse=True)  # popped from the end: the least name first
+
+        def take():
+            with lock:
+                while not queue and busy[0] and not halted:
+                    lock.wait()
+                if halted or not queue:
+                    return None
+                busy[0] += 1
+                name, node, slot, target = queue.pop()
+                child = node.children[slot]
+                return name, node, slot, (child.lower, child.upper, target, child.basis)
+
+        def finish(job, answer) -> None:
+            name, node, slot, _ = job
+            with lock:
+                busy[0] -= 1
+                self.solved += answer.solved
+                if answer.root is not None:
+                    kids = list(node.children)
+                    kids[slot] = answer.root
+                    object.__setattr__(node, "children", tuple(kids))
+                if answer.met is not None:
+                    least.append((answer.target, name, answer.met))
+                if answer.closed:
+                    halted.append((name, answer))
+                elif answer.stopped:
+                    out_of_budget = self.solved >= max_nodes or (deadline_end is not None and time.monotonic() >= deadline_end)
+                    if out_of_budget or answer.solved < CHUNK:
+                        halted.append((name, answer))
+                    else:
+                        below = [(node, slot)] if answer.root is None else slots_below(answer.root)
+                        for i, (parent, k) in enumerate(below):
+                            queue.append((name + (i,), parent, k, answer.target))
+                        queue.sort(key=lambda job: job[0], reverse=True)
+                lock.notify_all()
+
+        helper: list = []  # the helper, once started
+        begun = time.monotonic()
+
+        def want_helper() -> None:
+            """A helper once the jobs have run :data:`HELPER_AFTER` seconds with more queued and a core spare (a short search never starts one)."""
+            if self._helper_tried or time.monotonic() - begun < HELPER_AFTER:
+                return
+            with lock:
+                if not queue or halted:
+                    return
+            self._helper_tried = True
+            if not can_share():
+                return
+            try:
+                helper.append(Helper(self.model, choices=self.choices, strong=self.strong, improve=self.improve))
+            except OSError:
+                return
+            helper[0].start(lambda: work(helper[0].job))
+
+        def work(run_job, here: bool = False) -> None:
+            while True:
+                if here and not helper:
+                    want_helper()
+                job = take()
+                if job is None:
+                    return
+                name, node, slot, bounds = job
+                try:
+                    answer = run_job(*bounds, deadline_end, CHUNK)
+                except BaseException:
+                    with lock:
+                        busy[0] -= 1
+                        queue.append((name, node, slot, bounds[2]))
+                        queue.sort(key=lambda j: j[0], reverse=True)
+                        lock.notify_all()
+                    raise
+                if answer is None:  # the helper is gone: the job back for this process
+                    with lock:
+                        busy[0] -= 1
+                        queue.append((name, node, slot, bounds[2]))
+                        queue.sort(key=lambda j: j[0], reverse=True)
+                        lock.notify_all()
+                    return
+                finish((name, node, slot, bounds[2]), answer)
+
+        if getattr(self, "_runner", None) is None:  # an LP of its own, cold as the helper's
+            self._runner = Runner(self.model, choices=self.choices, strong=self.strong, improve=self.improve, parts=(self.exact, self.phase1))
+        try:
+            work(self._runner.job, here=True)
+            if helper:
+                helper[0].join()
+            work(self._runner.job)  # what the helper left, had it died
+        finally:
+            if helper:
+                helper[0].close()
+        if least:
+            target, _, point = min(least, key=lambda m: (m[0], m[1]))
+            if target < self.target:
+                self.met, self.target = point, target
+        self.stack = []
+        if halted:
+            name, answer = min(halted, key=lambda h: h[0])
+            if answer.closed:
+                self.closed, self.reason = True, answer.closed
+                if answer.better is not None:
+                    raise _Better(answer.better)
+                raise _Stop(answer.closed)
+            self.stack = [self.root]  # its open nodes are found from the root when the search goes on
+            raise _Stop(answer.stopped)
 
     def _expand(self, lower, upper, deadline_end, max_nodes):
         model, exact, lp, target = self.model, self.exact, self.lp, self.target
@@ -488,7 +657,8 @@ class Search:
                 return Node(multipliers)  # its LP's least is the point's value: a leaf for the lowered target
             self.closed = True
             raise _Stop("nothing to branch on below the target")
-        return Node(multipliers, branch, tuple(_Pending(lo, hi) for lo, hi in _children(model, branch, lower, upper)))
+        start = lp.compact_basis()  # its children, when jobs, start from it
+        return Node(multipliers, branch, tuple(_Pending(lo, hi, start) for lo, hi in _children(model, branch, lower, upper)))
 
 
 def _whole_point(model: Linear, point) -> tuple | None:
@@ -525,6 +695,7 @@ def _without_objective(model: Linear) -> Linear:
 class _Pending:
     lower: list
     upper: list
+    basis: tuple | None = None  # the parent's LP basis (:meth:`_NodeLP.compact_basis`): a job starts warm from it
 
 
 class _Stop(Exception):

@@ -272,3 +272,49 @@ def test_a_paused_search_resumes_on_its_own_model_only():
     else:
         raise AssertionError("a search resumed on another model")
     assert prove_at_least(m, 2, choices=[(pick, z)], resume=paused).root is not None
+
+
+def _wide_choice_model(seed: int):
+    """Nine groups picking one of four options, three counts, four random rows: trees of 45 to 479 nodes at seeds 1, 2 and 8 (many jobs)."""
+    rng = random.Random(seed)
+    m = Linear()
+    groups = []
+    for _ in range(9):
+        zs = [m.var(0, 1) for _ in range(4)]
+        groups.append((m.row(dict.fromkeys(zs, 1), lo=1, hi=1), zs))
+    xs = [m.var(0, 5) for _ in range(3)]
+    every = [z for _, zs in groups for z in zs] + xs
+    for _ in range(4):
+        m.row({v: rng.randint(-3, 5) for v in every}, lo=rng.randint(3, 9))
+    m.minimise({v: rng.randint(3, 11) for v in every})
+    return m, groups
+
+
+def test_a_search_shared_with_a_helper_process_gives_what_one_process_gives(monkeypatch):
+    """The open subtrees are jobs (solver/tree_share.py), each searched from its parent's LP basis
+    for the target of the job it came from: the tree, its target and the point kept are the same
+    whether a helper process takes jobs or this process searches them all (the helper is only
+    asked for where a core is spare, so a run must not depend on it); the tree passes the check."""
+    from rebalproof.solver import tree_share
+
+    monkeypatch.setattr(tree_share, "HELPER_AFTER", 0.0)
+    asked = []
+    job = tree_share.Helper.job
+
+    def counted(self, *args):
+        answer = job(self, *args)
+        asked.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(tree_share.Helper, "job", counted)
+    for seed in (1, 2, 8):
+        m, groups = _wide_choice_model(seed)
+        high = 10**4
+        monkeypatch.setenv("REBALPROOF_TREE_HELPER", "0")
+        alone = prove_at_least(m, high, choices=groups, improve=True)
+        monkeypatch.setenv("REBALPROOF_TREE_HELPER", "1")
+        shared = prove_at_least(m, high, choices=groups, improve=True)
+        assert alone.root is not None and check_tree(m, alone.target, alone.root)
+        assert (shared.root, shared.target, shared.better, shared.nodes) == (alone.root, alone.target, alone.better, alone.nodes)
+        assert m.keeps(alone.better) and m.value(alone.better) == alone.target
+    assert any(asked), "no job went to the helper"
