@@ -460,7 +460,7 @@ class Search:
     def _shared(self, deadline_end, max_nodes) -> None:
         """The open subtrees as jobs (:mod:`rebalproof.solver.tree_share`), searched here and by a helper where a core is spare, grafted in place.
 
-        Jobs are the open children below the nodes on the stack. Each is searched from a cold LP
+        Jobs are the open children below the nodes on the stack. Each is searched from its parent's LP basis
         for at most :data:`~rebalproof.solver.tree_share.CHUNK` nodes, for the target of the job
         it came from; the open nodes of a job that stops there are jobs again (named by the job's
         name and their place), so what each job answers, and the tree, do not depend on where or
@@ -560,25 +560,25 @@ class Search:
                 if job is None:
                     return
                 name, node, slot, bounds = job
+
+                def give_back() -> None:
+                    with lock:
+                        busy[0] -= 1
+                        queue.append((name, node, slot, bounds[2]))
+                        queue.sort(key=lambda j: j[0], reverse=True)
+                        lock.notify_all()
+
                 try:
                     answer = run_job(*bounds, deadline_end, CHUNK)
                 except BaseException:
-                    with lock:
-                        busy[0] -= 1
-                        queue.append((name, node, slot, bounds[2]))
-                        queue.sort(key=lambda j: j[0], reverse=True)
-                        lock.notify_all()
+                    give_back()
                     raise
                 if answer is None:  # the helper is gone: the job back for this process
-                    with lock:
-                        busy[0] -= 1
-                        queue.append((name, node, slot, bounds[2]))
-                        queue.sort(key=lambda j: j[0], reverse=True)
-                        lock.notify_all()
+                    give_back()
                     return
                 finish((name, node, slot, bounds[2]), answer)
 
-        if getattr(self, "_runner", None) is None:  # an LP of its own, cold as the helper's
+        if getattr(self, "_runner", None) is None:  # an LP of its own, set up as the helper's
             self._runner = Runner(self.model, choices=self.choices, strong=self.strong, improve=self.improve, parts=(self.exact, self.phase1))
         try:
             work(self._runner.job, here=True)
