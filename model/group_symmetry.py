@@ -41,6 +41,7 @@ False
 
 from __future__ import annotations
 
+import collections
 import itertools
 import random
 from dataclasses import dataclass
@@ -372,6 +373,7 @@ class ReachedCheck:
         self.checked: set = set()
         self.views = self.renamed_views = 0
         self.reached = 0  # views handed to :meth:`add` so far
+        self.pending: collections.deque = collections.deque()  # handed over, not checked yet (the time ran out first)
         self.last: AutoSymmetry = found
 
     def _answers(self, view):
@@ -397,16 +399,20 @@ class ReachedCheck:
         if not self.last.reduce:  # broken by an earlier step: it stays broken
             return self.last
         self.reached += len(reached)
+        self.pending.extend(reached)
         result = self._result
-        for view, member_ids in reached:
+        while self.pending:
+            view, member_ids = self.pending[0]
             if view in checked:
+                self.pending.popleft()
                 continue
-            if budget is not None and budget.spent():
+            if budget is not None and budget.spent():  # the views not checked stay for the next step: none is taken as checked
                 return result(
                     True, Status.INCONCLUSIVE,
                     (f"the time ran out after checking {self.views} of {self.reached} reached leader views under every renaming: "
                      "the reduction rests on an unfinished check (--symmetry off relies on none)"),
                 )
+            self.pending.popleft()
             checked.add(view)
             self.views += 1
             try:

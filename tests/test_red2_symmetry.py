@@ -94,3 +94,30 @@ def test_an_assignor_equivariant_by_construction_is_judged_as_without_reduction(
     assert "explored again without reduction" in report["symmetry_check"]["message"]
     auto = (code, {p["property"] for p in report["properties"] if p["status"] == "violated"})
     assert auto == _violated(capsys, "--assignor", CANONICAL, "--symmetry", "off") == (0, set())
+
+
+def test_a_view_left_unchecked_when_the_time_ran_out_is_checked_at_the_next_step():
+    """``ReachedCheck`` in steps (``check`` runs one each time the reduced run's views double): a
+    step the time limit cut short keeps its unchecked views for the next step, so a later step
+    never calls the reduction sound over views nobody checked; here the next step finds the trap."""
+    from rebalproof.model.codec import decode_assignment, decode_input, encode_input
+    from rebalproof.model.group_symmetry import AutoSymmetry, ReachedCheck
+    from rebalproof.properties.verdict import Status
+
+    class Clock:  # spent at the first step, free at the second
+        over = True
+
+        def spent(self):
+            return "time limit 1s" if self.over else None
+
+    def trap(v):
+        return decode_assignment(independent_traps.i1_runs_0_1_i2_backs_0_0(encode_input(v)), v)
+
+    view = decode_input(TRAP_VIEW)
+    check = ReachedCheck(AutoSymmetry(reduce=True, status=Status.HOLDS, message="sampled"), trap)
+    budget = Clock()
+    first = check.add([(view, ("I1", "I2"))], budget=budget)
+    assert first.reduce and first.status is Status.INCONCLUSIVE and first.views == 0
+    budget.over = False
+    second = check.add([], budget=budget)
+    assert not second.reduce and second.status is Status.VIOLATED and second.views == 1
