@@ -34,6 +34,7 @@ it is returned. :func:`dive` is the search's heuristic sibling: it finds points,
 from __future__ import annotations
 
 import copy
+import heapq
 import math
 import threading
 import time
@@ -310,9 +311,9 @@ class _NodeLP:
     def basis(self):
         return self.h.getBasis()
 
-    def compact_basis(self) -> tuple:
-        """The current basis as two arrays of status codes (picklable: a job in another process starts from it)."""
-        b = self.h.getBasis()
+    def compact_basis(self, b=None) -> tuple:
+        """The current basis (or ``b``, one :meth:`basis` gave) as two arrays of status codes (picklable: a job in another process starts from it)."""
+        b = self.h.getBasis() if b is None else b
         return (np.array([int(v) for v in b.col_status], dtype=np.int8), np.array([int(v) for v in b.row_status], dtype=np.int8))
 
     def warm(self, basis: tuple) -> None:
@@ -473,7 +474,7 @@ class Search:
         from rebalproof.solver.tree_share import CHUNK, HELPER_AFTER, Helper, Runner, can_share
 
         lock = threading.Condition()
-        queue: list = []  # (name, node, slot, target), taken in name order
+        queue: list = []  # a heap of (name, node, slot, target): taken in name order (names are unique)
         busy = [0]  # jobs being searched
         halted = []  # (name, reason): a job closed the search, or time or nodes ran out
         least: list = []  # (target, name, point) of jobs that met a point
@@ -495,8 +496,7 @@ class Search:
             for node, slot in slots_below(top):
                 if (id(node), slot) not in seen:
                     seen.add((id(node), slot))
-                    queue.append(((len(seen),), node, slot, self.target))
-        queue.sort(key=lambda job: job[0], reverse=True)  # popped from the end: the least name first
+                    queue.append(((len(seen),), node, slot, self.target))  # in name order: already a heap
 
         def take():
             with lock:
@@ -505,7 +505,7 @@ class Search:
                 if halted or not queue:
                     return None
                 busy[0] += 1
-                name, node, slot, target = queue.pop()
+                name, node, slot, target = heapq.heappop(queue)
                 child = node.children[slot]
                 return name, node, slot, (child.lower, child.upper, target, child.basis)
 
@@ -529,8 +529,7 @@ class Search:
                     else:
                         below = [(node, slot)] if answer.root is None else slots_below(answer.root)
                         for i, (parent, k) in enumerate(below):
-                            queue.append((name + (i,), parent, k, answer.target))
-                        queue.sort(key=lambda job: job[0], reverse=True)
+                            heapq.heappush(queue, (name + (i,), parent, k, answer.target))
                 lock.notify_all()
 
         helper: list = []  # the helper, once started
@@ -564,8 +563,7 @@ class Search:
                 def give_back() -> None:
                     with lock:
                         busy[0] -= 1
-                        queue.append((name, node, slot, bounds[2]))
-                        queue.sort(key=lambda j: j[0], reverse=True)
+                        heapq.heappush(queue, (name, node, slot, bounds[2]))
                         lock.notify_all()
 
                 try:
@@ -657,7 +655,7 @@ class Search:
                 return Node(multipliers)  # its LP's least is the point's value: a leaf for the lowered target
             self.closed = True
             raise _Stop("nothing to branch on below the target")
-        start = lp.compact_basis()  # its children, when jobs, start from it
+        start = lp.compact_basis(basis if self.strong else None)  # its children, when jobs, start from it (after probing, restored to it)
         return Node(multipliers, branch, tuple(_Pending(lo, hi, start) for lo, hi in _children(model, branch, lower, upper)))
 
 

@@ -3,8 +3,9 @@
 Once a search (:class:`rebalproof.solver.tree.Search`) has solved :data:`SHARE_AFTER` nodes
 without closing, its open nodes become *jobs*: each is the subtree below one open node, searched
 by a search of its own for the target of the moment, its LP started from the basis its parent's
-LP ended with (:class:`Runner`: HiGHS's solver state cleared, then that basis set). A job's answer is then a function of the model, its bounds and
-the target only, whoever computes it and in whatever order: a run gives the same tree, target
+LP ended with (:class:`Runner`: HiGHS's solver state cleared, then that basis set). A job's
+answer is then a function of the model, its bounds, that basis and the target only, whoever
+computes it and in whatever order: a run gives the same tree, target
 and point with a helper process or without one (tests/test_solver_tree.py).
 
 The helper (:class:`Helper`) is a fresh interpreter (not a fork: the parent's HiGHS, GLOP and SCIP
@@ -37,7 +38,7 @@ CHUNK = 12
 
 @dataclass(frozen=True)
 class JobAnswer:
-    """What one job found: the subtree's root (None unless it closed), nodes solved, the target it proves and any point met below the target."""
+    """What one job found: the subtree it built (None when it closed the search or built nothing), nodes solved, the target it proves and any point met below the target."""
 
     root: object  # a partial subtree (open nodes in it) when stopped
     solved: int
