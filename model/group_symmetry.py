@@ -391,8 +391,12 @@ class ReachedCheck:
         )
         return self.last
 
-    def add(self, reached: list, *, budget=None, max_views: int | None = None) -> AutoSymmetry:
-        """Check ``reached`` (more ``(view, ids)``) too; the result over every view added so far (see :func:`verify_reached`)."""
+    def add(self, reached: list, *, budget=None, max_views: int | None = None, pause_at: int | None = None) -> AutoSymmetry:
+        """Check ``reached`` (more ``(view, ids)``) too; the result over every view added so far (see :func:`verify_reached`).
+
+        ``pause_at``: stop before the next view once this many renamed views were asked, the rest
+        kept for the next step (a step while the run goes on asks no more than the cap of the
+        check at its end would allow; in the same order, so the counts are a single check's)."""
         found, several, checked, answers = self.found, self.several, self.checked, self._answers
         if not found.reduce or (not reached and not self.reached):
             return found
@@ -406,6 +410,8 @@ class ReachedCheck:
             if view in checked:
                 self.pending.popleft()
                 continue
+            if pause_at is not None and self.renamed_views >= pause_at:
+                return result(True, Status.INCONCLUSIVE, f"paused after {self.renamed_views} renamed views; {len(self.pending)} views to check")
             if budget is not None and budget.spent():  # the views not checked stay for the next step: none is taken as checked
                 return result(
                     True, Status.INCONCLUSIVE,

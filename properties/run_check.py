@@ -181,11 +181,11 @@ class _EquivarianceWatch:
         self.done = 0  # views handed to the check so far
         self.next = WATCH_FROM
 
-    def step(self, *, max_views: int | None = None) -> AutoSymmetry:
+    def step(self, *, max_views: int | None = None, pause_at: int | None = None) -> AutoSymmetry:
         """Check the views asked since the last step; the result over all of them."""
         reached = self.model.views_asked_with_ids(self.done)
         self.done += len(reached)
-        return self.reached.add(reached, budget=self.budget, max_views=max_views)
+        return self.reached.add(reached, budget=self.budget, max_views=max_views, pause_at=pause_at)
 
     def explore_spent(self) -> str | None:
         reason = None if self.budget is None else self.budget.explore_spent()
@@ -193,7 +193,8 @@ class _EquivarianceWatch:
             return reason
         if self.model.views_asked_count() >= self.next:
             self.next = 2 * self.model.views_asked_count()
-            if not self.step().reduce:
+            # no more renamed views than the check at the end may ask now (its cap only grows with the calls)
+            if not self.step(pause_at=_check_cap(self.model)).reduce:
                 return "the assignor's answers depend on names (symmetry reduction dropped)"
         return None
 
@@ -212,6 +213,11 @@ class _EquivarianceWatch:
 
 #: The reduced run's views are first checked under renamings once this many were asked.
 WATCH_FROM = 256
+
+
+def _check_cap(model: GroupModel) -> int:
+    """The renamed views the check of a reduced run may ask: twice the views the run asked (and 1,000)."""
+    return max(1000, 2 * model._chooser.calls)
 
 
 def check_model(
@@ -277,7 +283,7 @@ def check_model(
         limits = replace(limits, budget=budget)
         # the check may ask at most twice the views the reduced run asked (and 1,000): past that,
         # exploring in full is the cheaper sound run
-        sym_check = watch.step(max_views=max(1000, 2 * model._chooser.calls))
+        sym_check = watch.step(max_views=_check_cap(model))
         if not sym_check.reduce:  # a view deep in the reduced space broke it: explore again in full
             symmetry = False
             # the same memo: views the reduced exploration asked are not asked again, calls add up
