@@ -418,6 +418,7 @@ class Search:
         self.root_bounds = root_bounds if root_bounds is not None else (list(model.lower), list(model.upper))
         self.share = share  # open subtrees become jobs after SHARE_AFTER nodes (rebalproof.solver.tree_share)
         self._helper_tried = False  # a helper process was asked for once (one per search at most)
+        self._runner = None  # this process's job runner (rebalproof.solver.tree_share.Runner), made at the first shared step
         self.solved = 0
         self.met = None  # with ``improve``: the best integer point below the target asked
         self.root = None
@@ -576,7 +577,7 @@ class Search:
                     return
                 finish((name, node, slot, bounds[2]), answer)
 
-        if getattr(self, "_runner", None) is None:  # an LP of its own, set up as the helper's
+        if self._runner is None:  # an LP of its own, set up as the helper's
             self._runner = Runner(self.model, choices=self.choices, strong=self.strong, improve=self.improve, parts=(self.exact, self.phase1))
         try:
             work(self._runner.job, here=True)
