@@ -23,6 +23,7 @@ balanced           yes*    yes*   no       yes
 staying-learners   no      no     yes      no
 caught-up-standby  no      no     no       yes
 learner-handover   no      no     yes      no
+learners-kept      no      no     yes      no
 =================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -36,12 +37,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds']
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from rebalproof.properties.handover import learner_handover
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound, warmup_bound_ha
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
+from rebalproof.properties.learners import learners_kept
 from rebalproof.properties.stability import fixpoint, stable, stable_ha
 from rebalproof.properties.standby_rank import caught_up_standby
 from rebalproof.properties.verdict import Status, Verdict
@@ -244,6 +246,16 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=learner_handover,
         not_promised_because="only KIP-429 moves tasks through learners; KIP-441 judges moves by lag (caught-up-active)",
         source="KIP-429: a currently active task is reassigned only to workers declared ready to serve it",
+    ),
+    AssignmentProperty(
+        name="learners-kept",
+        promise="while an owner keeps a stateful task, a learner still restoring it keeps it too "
+        "(one of them, in any role; leaving members not judged)",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=learners_kept,
+        not_promised_because="only KIP-429 keeps its learners; KIP-441 re-plans its warmups at every rebalance",
+        source="KIP-429 Assignment Algorithm: keep existing learner tasks' assignment unchanged",
     ),
 )
 

@@ -77,6 +77,13 @@ JUSTIFICATIONS: dict[str, Justification] = {
         "task on an owner still restoring it, and move it to any member caught up on it (a ready learner, a "
         "caught-up standby, state held in no role)",
     ),
+    "learners-kept": Justification(
+        seed="001 Assignment Algorithm",
+        quote="Keep existing learner tasks' assignment unchanged",
+        forced="drop a learner whose task goes to another member (its owner gone, or a ready member taking it), "
+        "a learner already caught up, one on a member now leaving, and every learner but one of a task; a "
+        "restoring copy the task's standby slots can still hold is a standby, which need not stay",
+    ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
         quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",

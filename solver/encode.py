@@ -115,6 +115,14 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
             kept, refused = handover_owners(view, t)
             for m in refused if kept else ():
                 cons.append((f"learner-handover[{t}@{m}]", z3.Implies(a(t, m), z3.Or([a(t, k) for k in kept]))))
+    lost = []
+    for t, (owners, learners) in facts.kept_learners.items():
+        kept = z3.Or([z3.Or(a(t, m), s(t, m), w(t, m)) for m in learners])
+        lost.append((t, z3.And(z3.Or([a(t, o) for o in owners]), z3.Not(kept))))
+    if facts.learner_drops == 0:
+        cons.extend((f"learners-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
+    elif lost:
+        cons.append(("learners-kept", _count(dropped for _, dropped in lost) <= facts.learner_drops))
     current = facts.fixpoint_current
     if current is not None:
         cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))

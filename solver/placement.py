@@ -37,6 +37,11 @@ ranks of one flow) and the floors recomputed -- on the benchmark inputs this alo
 meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-subtopology boxes
 (Z3 or CP-SAT master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
 
+Under the ``learner`` rules, a view where ``learners-kept`` judges some task (a learner still
+restoring a task its owner may keep) is solved by the staged Z3 search
+(:mod:`rebalproof.solver.staged`): that rule makes a copy follow where an active stays, which
+the flow's costs (moves, cold actives) do not count.
+
 With unequal capacities a group has several boxes (one per level ``lam``), and a leaving
 member that may keep an active is a host without bounds (balance counts the staying members
 only; the ``leaving`` rule decides what it may keep). Both go to the box-choice model
@@ -73,7 +78,7 @@ from rebalproof.solver.flow import bounded_min_cost, fills_over, fits_under, qui
 from rebalproof.solver.objectives import OBJECTIVES, evaluate, imbalance
 from rebalproof.solver.result import INCONCLUSIVE, INFEASIBLE, OPTIMAL, Bound, Optimum
 from rebalproof.solver.rules import Facts, violations
-from rebalproof.solver.staged import Deadline
+from rebalproof.solver.staged import Deadline, solve_staged
 
 __all__ = ["solve_placement", "GroupBalance", "analyse_group", "place_standbys"]
 
@@ -401,6 +406,10 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         values = evaluate(view, current, facts).as_dict()
         return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", "the fixpoint rule allows only the current assignment") for n in OBJECTIVES], engine="fixpoint")
 
+    if facts.kept_learners:
+        # learners-kept ties a copy to wherever an active stays with its owner; the flow's costs
+        # count cold actives only, so these views go to the staged Z3 search, which counts copies
+        return solve_staged(view, facts.rules.name, timeout=timeout, facts=facts)
     prob = _Problem(view, facts)
     if layouts(facts) <= small:
         return _exhaustive(view, facts, prob, finish)

@@ -18,6 +18,7 @@ warmup-bound        yes     yes    no       yes KIP-441 max_warmup_replicas
 caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, most-caught-up
 leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
 learner-handover    no      no     yes      no  KIP-429: a currently active task only to a ready worker
+learners-kept       no      no     yes      no  KIP-429: keep existing learner tasks' assignment unchanged
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -53,6 +54,11 @@ implementation reading them otherwise is still correct, as the catalogue says.
 - ``learner-handover[t@m]``: a stateful active held going in (by any member, leaving ones
   too) stays with an owner or goes to a member ready for it, never to ``m``, which is not caught
   up on it (:func:`rebalproof.properties.handover.handover_owners`, the property's own reading).
+- ``learners-kept[t]``: while an active of stateful ``t`` stays with a member that owned it going
+  in, one of its learners still restoring keeps a copy (in any role)
+  (:func:`rebalproof.properties.learners.kept_learners`, the property's own reading); one
+  instance per task, or, when more learners go in than ``max_warmup_replicas``, one instance
+  ``learners-kept`` bounding how many tasks lose theirs to that surplus.
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -82,6 +88,7 @@ from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
 from rebalproof.properties.handover import handover_owners
+from rebalproof.properties.learners import droppable, kept_learners
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.properties.stability import fixpoint_premise, same_copies
 
@@ -102,6 +109,7 @@ class RuleSet:
     fixpoint: bool
     probing: bool
     handover: bool = False
+    learners: bool = False
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -114,6 +122,8 @@ class RuleSet:
         out.append("leaving")
         if self.handover:
             out.append("learner-handover")
+        if self.learners:
+            out.append("learners-kept")
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -131,7 +141,7 @@ RULE_SETS: dict[str, RuleSet] = {
     for r in (
         RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
         RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
-        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True),
         RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
     )
 }
@@ -207,6 +217,19 @@ class Facts:
                 hosts = tuple(m for m in hosts if not kept or m not in refused)
             out[task.id] = hosts
         return out
+
+    @cached_property
+    def kept_learners(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """Stateful task -> (its owners going in, its restoring learners), for the tasks ``learners-kept`` judges (none outside ``learner``)."""
+        if not self.rules.learners:
+            return {}
+        found = {t: kept_learners(self.view, t) for t in self.view.stateful_task_ids}
+        return {t: pair for t, pair in found.items() if pair[1]}
+
+    @cached_property
+    def learner_drops(self) -> int:
+        """How many tasks of :attr:`kept_learners` may lose their learners (the learners going in beyond ``max_warmup_replicas``)."""
+        return droppable(self.view) if self.kept_learners else 0
 
     @cached_property
     def caught_up(self) -> dict[str, frozenset]:
@@ -328,6 +351,16 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             if kept and not actives & set(kept):
                 for m in sorted_ids(actives & set(refused)):
                     out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)} and given to {m}, which is not ready for it (not caught up on it): learner-handover", (t,), (m, *kept)))
+    dropped = []
+    for t, (owners, learners) in facts.kept_learners.items():
+        staying_with = sorted_ids(m for m, h in held[t].items() if "active" in h and m in owners)
+        if staying_with and not any(m in held[t] for m in learners):
+            dropped.append(Violation(f"learners-kept[{t}]", f"task {t} stays with {_say(staying_with)} but its restoring learner{'s' if len(learners) > 1 else ''} on {_say(learners)} {'are' if len(learners) > 1 else 'is'} dropped: learners-kept", (t,), sorted_ids({*learners, *staying_with})))
+    if facts.learner_drops == 0:
+        out.extend(dropped)
+    elif len(dropped) > facts.learner_drops:
+        which = tuple(t for v in dropped for t in v.tasks)
+        out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
     if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:

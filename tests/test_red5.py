@@ -70,3 +70,23 @@ def test_red_team_5s_correct_assignors_keep_their_promises(spec):
         result = check_model(protocol=protocol(proto), assignor=assignor, bounds=Bounds(), rules=rules, symmetry="auto", por=True)
     bad = {r.property.name: r.verdict.message for r in result.results if r.verdict.status.name == "VIOLATED"}
     assert not bad, bad
+
+
+@pytest.mark.parametrize("bug", ["drop_learners", "learner_hop"])
+def test_a_learner_assignor_that_drops_or_moves_its_learners_is_caught_in_one_answer(bug):
+    """KIP-429 "Keep existing learner tasks' assignment unchanged": red team 5's ``drop_learners``
+    kept every property before ``learners-kept``; ``learner_hop`` was caught by a long run only."""
+    with resolve(f"py:tests.assignors.red5_learner:{bug}") as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=Bounds(standbys=0, subtopologies=1),
+                             rules="learner", symmetry=False, por=True)
+    verdicts = {r.property.name: r.verdict for r in result.results}
+    assert verdicts["learners-kept"].status.name == "VIOLATED", verdicts["learners-kept"].message
+    assert "is dropped before it is ready" in verdicts["learners-kept"].message
+
+
+def test_the_capped_learner_variant_keeps_its_learners_in_a_run():
+    """Its cap (max_warmup_replicas) never meets more learners than it allows in a run it made."""
+    with resolve("py:tests.assignors.red5_learner:assign_capped") as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=Bounds(), rules="learner", symmetry="auto", por=True)
+    bad = {r.property.name: r.verdict.message for r in result.results if r.verdict.status.name == "VIOLATED"}
+    assert not bad, bad

@@ -1,0 +1,156 @@
+"""``learners-kept`` (KIP-429 "Keep existing learner tasks' assignment unchanged").
+
+Found missing by red team 5: ``drop_learners`` (learners re-picked at each rebalance) and
+``learner_hop`` (an unready learner moved on by name order) kept every per-rebalance property;
+only a long run's ``converges`` caught the second. The property judges the answer itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rebalproof.model.assignment import Assignment
+from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.properties import RULE_SETS, Status, check_assignment
+from rebalproof.properties.learners import kept_learners, learners_kept
+from rebalproof.solver.rules import violations
+
+BEHIND = 20000  # above the default acceptable_recovery_lag (10000)
+
+
+def view_of(members, tasks=("0_0", "0_1"), **config) -> RebalanceInput:
+    return RebalanceInput(config=Config(**config), tasks=tuple(Task(id=t.lstrip("~"), stateful=not t.startswith("~")) for t in tasks),
+                          members=tuple(Member(**m) for m in members))
+
+
+def answer(**members) -> Assignment:
+    """``answer(I1="0_0 +0_1 ~0_2")``: plain ids active, ``+`` standby, ``~`` warmup."""
+    held = {}
+    for m, words in members.items():
+        roles = {"active": [], "standby": [], "warmup": []}
+        for word in words.split():
+            roles[{"+": "standby", "~": "warmup"}.get(word[0], "active")].append(word.lstrip("+~"))
+        held[m] = roles
+    return Assignment.build(held)
+
+
+# the seed's Scale Down, second rebalance (shortened): S2 leaving owns T3, S1 is learning it and not ready
+SCALE_DOWN = [dict(id="S1", active=("0_0",), warmup=("0_1",), lags={"0_0": 0, "0_1": BEHIND}),
+              dict(id="S2", leaving=True, active=("0_1",), lags={"0_1": 0}),
+              dict(id="S3")]
+
+
+def test_an_unready_learner_is_kept_while_its_owner_keeps_the_task():
+    view = view_of(SCALE_DOWN)
+    assert kept_learners(view, "0_1") == (("S2",), ("S1",))
+    assert learners_kept(view, answer(S1="0_0 ~0_1", S2="0_1", S3="")).holds  # the seed's answer
+    dropped = learners_kept(view, answer(S1="0_0", S2="0_1", S3=""))
+    assert dropped.violated and dropped.tasks == ("0_1",) and dropped.members == ("S1", "S2"), dropped.message
+    assert dropped.message == "task 0_1 stays with S2 but its learner on S1 (rank 20000) is dropped before it is ready"
+    hopped = learners_kept(view, answer(S1="0_0", S2="0_1", S3="~0_1"))  # learner_hop: moved on to S3
+    assert hopped.violated
+    # any role keeps it (a learner relabelled a standby restores the same changelog)
+    assert learners_kept(view, answer(S1="0_0 +0_1", S2="0_1", S3="")).holds
+
+
+def test_nothing_is_judged_where_the_seeds_leave_the_learner_free():
+    view = view_of(SCALE_DOWN)
+    # the task goes elsewhere: to its learner (one-active/learner-handover judge that), or to another member
+    for other in (answer(S1="0_0 0_1", S2="", S3=""), answer(S1="0_0", S2="", S3="0_1")):
+        assert learners_kept(view, other).holds
+    # a ready learner left aside is the assignor's choice (a ready one takes the active first)
+    ready = view_of([dict(SCALE_DOWN[0], lags={"0_0": 0, "0_1": 5}), *SCALE_DOWN[1:]])
+    assert kept_learners(ready, "0_1") == ((), ())
+    # a learner on a member now leaving
+    leaving = view_of([dict(SCALE_DOWN[0], leaving=True), *SCALE_DOWN[1:]])
+    assert kept_learners(leaving, "0_1") == ((), ())
+    # a stateless task has nothing to learn
+    stateless = view_of([dict(id="I1", active=("0_0",)), dict(id="I2", warmup=("0_0",))], tasks=("~0_0",))
+    assert kept_learners(stateless, "0_0") == ((), ())
+
+
+def test_labels_decide_nothing_a_restoring_copy_in_a_standby_slot_may_go():
+    members = [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", standby=("0_0",), lags={"0_0": BEHIND}), dict(id="I3")]
+    # one standby slot and one restoring copy: it may be the task's standby, which need not stay
+    slot = view_of(members, tasks=("0_0",), num_standby_replicas=1)
+    assert kept_learners(slot, "0_0") == ((), ())
+    relabelled = view_of([members[0], dict(members[1], standby=(), warmup=("0_0",)), members[2]], tasks=("0_0",), num_standby_replicas=1)
+    assert kept_learners(relabelled, "0_0") == ((), ())
+    # a caught-up standby fills the slot: the restoring copy is a learner, whatever its label
+    full = view_of([*members[:2], dict(id="I3", standby=("0_0",), lags={"0_0": 0})], tasks=("0_0",), num_standby_replicas=1)
+    assert kept_learners(full, "0_0") == (("I1",), ("I2",))
+    assert learners_kept(full, answer(I1="0_0", I2="", I3="+0_0")).violated
+    # no slot: the restoring standby is a learner
+    assert kept_learners(view_of(members, tasks=("0_0",)), "0_0") == (("I1",), ("I2",))
+
+
+def test_one_learner_of_a_task_kept_is_enough():
+    members = [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", warmup=("0_0",)), dict(id="I3", warmup=("0_0",))]
+    view = view_of(members, tasks=("0_0",))
+    assert kept_learners(view, "0_0") == (("I1",), ("I2", "I3"))
+    assert learners_kept(view, answer(I1="0_0", I2="", I3="~0_0")).holds
+    both = learners_kept(view, answer(I1="0_0", I2="", I3=""))
+    assert both.message == "task 0_0 stays with I1 but its learners on I2 (no local state) and I3 (no local state) are all dropped before they are ready"
+
+
+def test_a_revoked_owner_read_from_its_state_is_an_owner():
+    """The learner protocol's owner revokes a task being learned at the join: it shows only as state."""
+    members = [dict(id="I1", lags={"0_0": 0}), dict(id="I2", warmup=("0_0",), lags={"0_0": BEHIND})]
+    view = view_of(members, tasks=("0_0",))
+    assert kept_learners(view, "0_0") == (("I1",), ("I2",))
+    assert learners_kept(view, answer(I1="0_0", I2="")).violated
+    assert learners_kept(view, answer(I1="0_0", I2="~0_0")).holds
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_the_solver_rule_reads_as_the_property(good):
+    view = view_of(SCALE_DOWN)
+    out = answer(S1="0_0 ~0_1", S2="0_1", S3="") if good else answer(S1="0_0", S2="0_1", S3="")
+    names = [v.name for v in violations(view, out, "learner")]
+    assert ("learners-kept[0_1]" in names) == (not good) == learners_kept(view, out).violated
+    assert all("learners-kept" not in v.name for r in ("sticky", "eager", "ha") for v in violations(view, out, r))
+
+
+def test_promised_by_the_learner_rules_only():
+    view = view_of(SCALE_DOWN)
+    out = answer(S1="0_0", S2="0_1", S3="")
+    by_rules = {r: next(v for v in check_assignment(view, out, rules=r) if v.property == "learners-kept").status for r in RULE_SETS}
+    assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.VIOLATED, "ha": Status.NOT_PROMISED}
+
+
+def test_optimal_keeps_the_learner_and_proves_it():
+    from rebalproof.solver.optimize import optimal
+
+    view = view_of(SCALE_DOWN)
+    for engine in ("flow", "z3"):
+        result = optimal(view, "learner", engine=engine)
+        assert result.status == "optimal", result.reason
+        assert "0_1" in result.assignment.of("S1").copies, result.assignment
+        assert learners_kept(view, result.assignment).holds
+
+
+def test_state_behind_with_no_copy_is_no_owner():
+    """Old state on disk is not read as a revoked owner's: nothing is judged."""
+    members = [dict(id="I1", lags={"0_0": BEHIND * 2}), dict(id="I2", warmup=("0_0",), lags={"0_0": BEHIND})]
+    assert kept_learners(view_of(members, tasks=("0_0",)), "0_0") == ((), ())
+
+
+def test_learners_beyond_max_warmup_replicas_may_go():
+    """KIP-429 has no bound on learners, but an assignor may honour the view's max_warmup_replicas
+    (red team 5's capped learner assignor): as many tasks may lose their learners as there are
+    learners going in beyond it, no more."""
+    members = [dict(id="I1", active=("0_0", "0_1", "0_2"), lags={"0_0": 0, "0_1": 0, "0_2": 0}),
+               dict(id="I2", warmup=("0_0", "0_1", "0_2"))]
+    view = view_of(members, tasks=("0_0", "0_1", "0_2"), max_warmup_replicas=2)
+    one = answer(I1="0_0 0_1 0_2", I2="~0_0 ~0_1")
+    assert learners_kept(view, one).holds
+    assert violations(view, one, "learner") == ()
+    two = answer(I1="0_0 0_1 0_2", I2="~0_0")
+    verdict = learners_kept(view, two)
+    assert verdict.violated and verdict.tasks == ("0_1", "0_2"), verdict.message
+    assert "more than the 1 of the 3 learners going in beyond max_warmup_replicas 2" in verdict.message
+    assert [v.name for v in violations(view, two, "learner")] == ["learners-kept"]
+    # within the bound, none may go
+    capped = view_of(members, tasks=("0_0", "0_1", "0_2"), max_warmup_replicas=3)
+    assert learners_kept(capped, one).violated
+    assert [v.name for v in violations(capped, one, "learner")] == ["learners-kept[0_2]"]
