@@ -70,8 +70,20 @@ def _within_one(counts: dict[str, z3.ArithRef], caps: dict[str, int]) -> z3.Bool
     return z3.And(terms) if terms else z3.BoolVal(True)
 
 
-def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = None) -> Encoding:
-    """Every hard rule of ``rules`` over ``view`` as named constraints (see the module doc)."""
+class OutOfTime(Exception):
+    """The deadline passed while a model was being built (large inputs take seconds to encode)."""
+
+
+def _tick(deadline) -> None:
+    if deadline is not None and deadline.passed:
+        raise OutOfTime()
+
+
+def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = None, deadline=None) -> Encoding:
+    """Every hard rule of ``rules`` over ``view`` as named constraints (see the module doc).
+
+    ``deadline`` (a :class:`~rebalproof.solver.staged.Deadline`): :class:`OutOfTime` once it passes.
+    """
     facts = facts or Facts(view, rules)
     rs = rule_set(rules)
     var = {(r, t, m): z3.Bool(f"{r}[{t}@{m}]") for t in view.task_ids for m in view.member_ids for r in ROLES}
@@ -82,6 +94,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
     w = lambda t, m: var[("warmup", t, m)]  # noqa: E731
     members = view.member_ids
     for t in view.task_ids:
+        _tick(deadline)
         cons.append((f"one-active[{t}]", z3.PbEq([(a(t, m), 1) for m in members], 1)))
         for m in members:
             cons.append((f"no-colocation[{t}@{m}]", z3.AtMost(a(t, m), s(t, m), w(t, m), 1)))
@@ -123,6 +136,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         cons.extend((f"learners-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
     elif lost:
         cons.append(("learners-kept", _count(dropped for _, dropped in lost) <= facts.learner_drops))
+        cons.extend((f"learners-all-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
     current = facts.fixpoint_current
     if current is not None:
         cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))
@@ -187,11 +201,12 @@ def given(enc: Encoding, assignment: Assignment) -> list:
     return out
 
 
-def objective_terms(enc: Encoding) -> dict:
+def objective_terms(enc: Encoding, *, deadline=None) -> dict:
     """Objective name -> (constraints making it exact, expression), per :mod:`rebalproof.solver.objectives`.
 
     ``imbalance`` and ``spread`` are integer variables tied by :func:`balance_bound` (they are
     upper bounds of the true measures, equal to them at any optimum of a bound on them).
+    ``deadline``: :class:`OutOfTime` once it passes.
     """
     view, facts, var = enc.view, enc.facts, enc.var
     caps = {m: view.member(m).capacity for m in facts.staying}
@@ -200,12 +215,14 @@ def objective_terms(enc: Encoding) -> dict:
     inst = [k >= 0] + balance_bound(_active_counts(var, view, facts), caps, k, "all")
     ks, sub_cons = [], []
     for sub, tasks in _subtopologies(view).items():
+        _tick(deadline)
         ksub = z3.Int(f"spread[{sub}]")
         ks.append(ksub)
         sub_cons += [ksub >= 0] + balance_bound(_active_counts(var, view, facts, tasks), caps, ksub, sub)
     moves = _count(z3.Not(var[("active", t, o)]) for t, o in facts.owner.items())
     restore_terms, warm = [], []
     for t in view.stateful_task_ids:
+        _tick(deadline)
         for m in members:
             if not is_caught_up(view, m, t):
                 restore_terms.append(z3.Or(var[("active", t, m)], var[("standby", t, m)], var[("warmup", t, m)]))

@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 
@@ -407,9 +407,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
         return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", "the fixpoint rule allows only the current assignment") for n in OBJECTIVES], engine="fixpoint")
 
     if facts.kept_learners:
-        # learners-kept ties a copy to wherever an active stays with its owner; the flow's costs
-        # count cold actives only, so these views go to the staged Z3 search, which counts copies
-        return solve_staged(view, facts.rules.name, timeout=timeout, facts=facts)
+        return _keeping_learners(view, facts, deadline, small)
     prob = _Problem(view, facts)
     if layouts(facts) <= small:
         return _exhaustive(view, facts, prob, finish)
@@ -495,6 +493,48 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     if not all(b.value == b.lower for b in out):
         raise AssertionError(f"objective values and proven bounds disagree: {[(b.name, b.value, b.lower) for b in out]}")
     return finish(OPTIMAL, answer, out, engine=engine)
+
+
+def keep_learners(view: RebalanceInput, facts: Facts, answer: Assignment) -> Assignment:
+    """``answer`` with a copy given back to a learner of each task ``learners-kept`` judges whose active stays with an owner and no learner kept.
+
+    The learner most caught up (rank, then id) gets it, as a warmup: the copy moves no active,
+    so no other rule of the learner set can break (it is on a staying member that held the task).
+    """
+    roles = {m: {r: list(getattr(answer.of(m), r)) for r in ROLES} for m in view.member_ids}
+    for t, (owners, learners) in facts.kept_learners.items():
+        if any(t in roles[o]["active"] for o in owners) and not any(t in sum(roles[m].values(), []) for m in learners):
+            roles[min(learners, key=lambda m: (rank(view, m, t), id_key(m)))]["warmup"].append(t)
+    return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)
+
+
+def _keeping_learners(view: RebalanceInput, facts: Facts, deadline: Deadline, small: int) -> Optimum:
+    """Under ``learners-kept``: the actives by flow, the copies by the staged Z3 search from there.
+
+    The rule adds copies and moves no active, so every answer of the rule set without it becomes
+    one with it by giving learners their copies back (:func:`keep_learners`): ``imbalance``,
+    ``spread`` and ``moves``, which count actives, have the same optimum, proven by flow. That
+    answer, with its learners kept, starts the staged search for ``restore`` and ``warmups``,
+    whose values the rule changes; a timeout answers with the best found, never with nothing.
+    """
+    free = Facts(view, replace(facts.rules, learners=False))
+    base = solve_placement(view, free.rules, timeout=deadline.left(), facts=free, small=small)
+    if base.assignment is None:
+        return replace(base, rules=facts.rules.name)
+    start = keep_learners(view, facts, base.assignment)
+    actives = ("imbalance", "spread", "moves")
+    known = []
+    for b in base.objectives:
+        if b.name not in actives or not b.proven:
+            break
+        known.append(replace(b, proof=f"{b.proof} (learners-kept adds copies and moves no active: the same optimum as without it)"))
+    floors = {}
+    after = base.objectives[len(known)] if len(known) < len(base.objectives) else None
+    if len(known) == len(actives) and after is not None and after.unconditional and after.earlier_proven:
+        # fewer answers (the rule's), the same optimum above: the relaxation's bound still holds
+        floors[after.name] = (after.lower, after.method, f"{after.proof} (a bound without learners-kept, which only removes answers)")
+    result = solve_staged(view, facts.rules.name, timeout=deadline.left(), facts=facts, start=start, known=tuple(known), floors=floors)
+    return replace(result, engine=f"{base.engine}+z3-staged", notes=tuple(base.notes), seconds=base.seconds + result.seconds)
 
 
 def _exhaustive(view, facts, prob: _Problem, finish):

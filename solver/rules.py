@@ -19,18 +19,20 @@ caught-up-active    no      no     no       yes KIP-441 Assignment Algorithm 1, 
 leaving             yes     yes    yes      yes KIP-429 v2: learners only on non-leaving members
 learner-handover    no      no     yes      no  KIP-429: a currently active task only to a ready worker
 learners-kept       no      no     yes      no  KIP-429: keep existing learner tasks' assignment unchanged
+learners-all-kept   no      no     yes      no  the same, no learner dropped for max_warmup_replicas (own)
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
 
 Readings (each the one :mod:`rebalproof.properties` uses, except ``stateless-replica``,
-``leaving`` and ``probing-rebalance``, which the properties do not check):
+``leaving``, ``probing-rebalance`` and ``learners-all-kept``, which the properties do not check):
 
-The last three are the solver's own choices (:data:`OWN_RULES`): every answer the solver gives
+Those four are the solver's own choices (:data:`OWN_RULES`): every answer the solver gives
 keeps them, but another implementation's answer is not judged by them
 (:func:`rebalproof.solver.oracle.conforms` judges :attr:`RuleSet.judged`): the seeds leave each
 open (KIP-441's requirement 2 literally asks standbys "for every task"; KIP-441 knows no
-leaving members; "it can stop performing probing rebalances" allows, not orders), so an
+leaving members; "it can stop performing probing rebalances" allows, not orders; KIP-429 keeps
+learners, but an implementation may honour the view's ``max_warmup_replicas``), so an
 implementation reading them otherwise is still correct, as the catalogue says.
 
 - ``standby-count[t]``: a stateful task has at least ``min(num_standby_replicas, n - 1)``
@@ -59,6 +61,11 @@ implementation reading them otherwise is still correct, as the catalogue says.
   (:func:`rebalproof.properties.learners.kept_learners`, the property's own reading); one
   instance per task, or, when more learners go in than ``max_warmup_replicas``, one instance
   ``learners-kept`` bounding how many tasks lose theirs to that surplus.
+- ``learners-all-kept[t]``: the solver's own (in :data:`OWN_RULES`), stated only where that
+  surplus is not 0: its answers keep every learner ``learners-kept`` judges. An implementation
+  may drop the learners beyond ``max_warmup_replicas``, but the reference keeps what KIP-429
+  says to keep ("Keep existing learner tasks' assignment unchanged") rather than minimise
+  ``restore`` by dropping them.
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -94,7 +101,7 @@ from rebalproof.properties.stability import fixpoint_premise, same_copies
 
 __all__ = ["RuleSet", "RULE_SETS", "OWN_RULES", "rule_set", "Facts", "Violation", "violations", "rule_of"]
 
-OWN_RULES = frozenset({"stateless-replica", "leaving", "probing-rebalance"})
+OWN_RULES = frozenset({"stateless-replica", "leaving", "probing-rebalance", "learners-all-kept"})
 """Rules the solver keeps in its own answers but judges no other implementation by (module doc)."""
 
 
@@ -123,7 +130,7 @@ class RuleSet:
         if self.handover:
             out.append("learner-handover")
         if self.learners:
-            out.append("learners-kept")
+            out.extend(("learners-kept", "learners-all-kept"))
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -358,9 +365,11 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             dropped.append(Violation(f"learners-kept[{t}]", f"task {t} stays with {_say(staying_with)} but its restoring learner{'s' if len(learners) > 1 else ''} on {_say(learners)} {'are' if len(learners) > 1 else 'is'} dropped: learners-kept", (t,), sorted_ids({*learners, *staying_with})))
     if facts.learner_drops == 0:
         out.extend(dropped)
-    elif len(dropped) > facts.learner_drops:
-        which = tuple(t for v in dropped for t in v.tasks)
-        out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
+    else:
+        if len(dropped) > facts.learner_drops:
+            which = tuple(t for v in dropped for t in v.tasks)
+            out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
+        out.extend(Violation(v.name.replace("learners-kept", "learners-all-kept", 1), v.sentence.replace(": learners-kept", ": learners-all-kept"), v.tasks, v.members) for v in dropped)
     if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:

@@ -13,7 +13,9 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import Config, Member, RebalanceInput, Task
 from rebalproof.properties import RULE_SETS, Status, check_assignment
 from rebalproof.properties.learners import kept_learners, learners_kept
-from rebalproof.solver.rules import violations
+from rebalproof.solver.optimize import optimal
+from rebalproof.solver.oracle import conforms
+from rebalproof.solver.rules import OWN_RULES, violations
 
 BEHIND = 20000  # above the default acceptable_recovery_lag (10000)
 
@@ -119,8 +121,6 @@ def test_promised_by_the_learner_rules_only():
 
 
 def test_optimal_keeps_the_learner_and_proves_it():
-    from rebalproof.solver.optimize import optimal
-
     view = view_of(SCALE_DOWN)
     for engine in ("flow", "z3"):
         result = optimal(view, "learner", engine=engine)
@@ -144,13 +144,49 @@ def test_learners_beyond_max_warmup_replicas_may_go():
     view = view_of(members, tasks=("0_0", "0_1", "0_2"), max_warmup_replicas=2)
     one = answer(I1="0_0 0_1 0_2", I2="~0_0 ~0_1")
     assert learners_kept(view, one).holds
-    assert violations(view, one, "learner") == ()
+    assert conforms(view, one, "learner").holds
+    # the solver's own answers keep them all (an own rule: not judged in another's answer)
+    assert [v.name for v in violations(view, one, "learner")] == ["learners-all-kept[0_2]"]
+    assert "learners-all-kept" in OWN_RULES
+    best = optimal(view, "learner")
+    assert best.status == "optimal" and best.assignment.of("I2").copies == ("0_0", "0_1", "0_2"), best.assignment
     two = answer(I1="0_0 0_1 0_2", I2="~0_0")
     verdict = learners_kept(view, two)
     assert verdict.violated and verdict.tasks == ("0_1", "0_2"), verdict.message
     assert "more than the 1 of the 3 learners going in beyond max_warmup_replicas 2" in verdict.message
-    assert [v.name for v in violations(view, two, "learner")] == ["learners-kept"]
+    assert [v.name for v in violations(view, two, "learner")] == ["learners-kept", "learners-all-kept[0_1]", "learners-all-kept[0_2]"]
+    assert conforms(view, two, "learner").violated
     # within the bound, none may go
     capped = view_of(members, tasks=("0_0", "0_1", "0_2"), max_warmup_replicas=3)
     assert learners_kept(capped, one).violated
     assert [v.name for v in violations(capped, one, "learner")] == ["learners-kept[0_2]"]
+
+
+def _learning_view(members: int, tasks: int, learning: int) -> RebalanceInput:
+    """Owners caught up on their actives, ``learning`` tasks each with one learner far behind, no standbys."""
+    import random
+
+    rng = random.Random(1)
+    ids = [f"I{i + 1}" for i in range(members)]
+    task_ids = [f"{i // 10}_{i % 10}" for i in range(tasks)]
+    owner = {t: rng.choice(ids) for t in task_ids}
+    learner = {t: rng.choice([m for m in ids if m != owner[t]]) for t in rng.sample(task_ids, learning)}
+    return RebalanceInput(
+        tasks=tuple(Task(id=t) for t in task_ids),
+        members=tuple(Member(id=m, active=tuple(t for t in task_ids if owner[t] == m), warmup=tuple(t for t in learner if learner[t] == m),
+                             lags={**{t: 0 for t in task_ids if owner[t] == m}, **{t: BEHIND for t in learner if learner[t] == m}}) for m in ids),
+        previous_members=tuple(ids))
+
+
+def test_optimal_under_the_learner_rules_answers_even_at_a_timeout():
+    """The actives' objectives come from flow (the rule moves no active), the copies from the staged
+    Z3 search started at that answer with its learners kept: out of time, that answer comes back,
+    never nothing (the staged search alone had none to give at 50 x 500)."""
+    view = _learning_view(10, 50, 5)
+    for timeout in (0.001, 60):
+        result = optimal(view, "learner", timeout=timeout)
+        assert result.assignment is not None, result.reason
+        assert violations(view, result.assignment, "learner") == ()
+        assert [b.proven for b in result.objectives[:3]] == [True, True, True]
+        assert result.values["restore"] == result.values["warmups"] == 5  # every learner kept, the solver's own rule
+    assert result.status == "optimal"
