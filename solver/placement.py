@@ -38,9 +38,11 @@ meet. If they still do not, :mod:`rebalproof.solver.benders` searches the per-su
 (Z3 or CP-SAT master, flow judges). Tiny inputs are enumerated (:mod:`rebalproof.solver.exhaustive`).
 
 Under the ``learner`` rules, a view where ``learners-kept`` judges some task (a learner still
-restoring a task its owner may keep) is solved by the staged Z3 search
-(:mod:`rebalproof.solver.staged`): that rule makes a copy follow where an active stays, which
-the flow's costs (moves, cold actives) do not count.
+restoring a task its owner may keep) has that rule make a copy follow where an active stays,
+which the flow's costs (moves, cold actives) do not count. The rule moves no active, so the
+actives' objectives are solved as above without it, and the staged Z3 search
+(:mod:`rebalproof.solver.staged`) takes the copies from that answer with its learners kept
+(:func:`keep_learners`).
 
 With unequal capacities a group has several boxes (one per level ``lam``), and a leaving
 member that may keep an active is a host without bounds (balance counts the staying members
