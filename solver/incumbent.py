@@ -62,11 +62,12 @@ class Incumbent:
         self.answer: Assignment | None = None
         self.values: Values | None = None
         self.source = ""
-        from rebalproof.solver.placement import place_standbys
+        from rebalproof.solver.placement import keep_learners, place_standbys
 
         host = greedy_host(view, facts)
         if host is not None:
-            self.offer(place_standbys(view, facts, host), "greedy")
+            # under the learner rules, with the learners learners-kept judges given their copies back
+            self.offer(keep_learners(view, facts, place_standbys(view, facts, host)), "greedy")
 
     def offer(self, answer: Assignment | None, source: str) -> bool:
         """Keep ``answer`` if it keeps the rules and beats the incumbent; whether it was kept."""

@@ -190,3 +190,17 @@ def test_optimal_under_the_learner_rules_answers_even_at_a_timeout():
         assert [b.proven for b in result.objectives[:3]] == [True, True, True]
         assert result.values["restore"] == result.values["warmups"] == 5  # every learner kept, the solver's own rule
     assert result.status == "optimal"
+
+
+def test_the_greedy_start_keeps_the_learners_too():
+    """The anytime answer (a sticky greedy) gives learners their copies back, so the Z3 engine out of
+    time also answers under the learner rules (it had none to give: the greedy dropped them)."""
+    from rebalproof.solver.incumbent import Incumbent
+    from rebalproof.solver.rules import Facts
+
+    view = _learning_view(10, 50, 5)
+    start = Incumbent(view, Facts(view, "learner"))
+    assert start.answer is not None and start.source == "greedy"
+    assert violations(view, start.answer, "learner") == ()
+    result = optimal(view, "learner", timeout=0.001, engine="z3")
+    assert result.assignment is not None and violations(view, result.assignment, "learner") == (), result.reason
