@@ -9,22 +9,23 @@ Rule sets (:data:`RULE_SETS`) name the protocol whose promises an assignor is ju
 ``sticky`` and ``eager`` (the pre-KIP-429 sticky assignor), ``learner`` (KIP-429), ``ha``
 (KIP-441; external assignors are judged by ``ha`` unless the user picks another).
 
-=================  ======  =====  =======  ==
-property           sticky  eager  learner  ha
-=================  ======  =====  =======  ==
-one-active         yes     yes    yes      yes
-no-colocation      yes     yes    yes      yes
-warmup-bound       yes     yes    no       yes
-standby-count      yes     yes    yes(+)   yes
-caught-up-active   no      no     no       yes
-fixpoint           yes     yes    no       yes
-stable             yes     yes    no       yes
-balanced           yes*    yes*   no       yes
-staying-learners   no      no     yes      no
-caught-up-standby  no      no     no       yes
-learner-handover   no      no     yes      no
-learners-kept      no      no     yes      no
-=================  ======  =====  =======  ==
+==================  ======  =====  =======  ==
+property            sticky  eager  learner  ha
+==================  ======  =====  =======  ==
+one-active          yes     yes    yes      yes
+no-colocation       yes     yes    yes      yes
+warmup-bound        yes     yes    no       yes
+standby-count       yes     yes    yes(+)   yes
+caught-up-active    no      no     no       yes
+fixpoint            yes     yes    no       yes
+stable              yes     yes    no       yes
+balanced            yes*    yes*   no       yes
+staying-learners    no      no     yes      no
+caught-up-standby   no      no     no       yes
+learner-handover    no      no     yes      no
+learners-kept       no      no     yes      no
+learner-takes-over  no      no     yes      no
+==================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
 (:func:`~rebalproof.properties.copies.standby_count_learners`). Under every rule set a copy
@@ -37,12 +38,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept', 'learner-takes-over']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds', 'holds']
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from rebalproof.properties.handover import learner_handover
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound, warmup_bound_ha
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import staying_learners
-from rebalproof.properties.learners import learners_kept
+from rebalproof.properties.learners import learner_takes_over, learners_kept
 from rebalproof.properties.stability import fixpoint, stable, stable_ha
 from rebalproof.properties.standby_rank import caught_up_standby
 from rebalproof.properties.verdict import Status, Verdict
@@ -256,6 +257,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=learners_kept,
         not_promised_because="only KIP-429 keeps its learners; KIP-441 re-plans its warmups at every rebalance",
         source="KIP-429 Assignment Algorithm: keep existing learner tasks' assignment unchanged",
+    ),
+    AssignmentProperty(
+        name="learner-takes-over",
+        promise="a stateful task with a ready learner (caught up, on a member not leaving) gets its active from one of them",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=learner_takes_over,
+        not_promised_because="only KIP-429 has learners; KIP-441 promotes its warmups by balance (probing rebalances)",
+        source="KIP-429 Assignment Algorithm: assign active tasks to instances with learner tasks that indicate ready first",
     ),
 )
 

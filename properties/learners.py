@@ -59,7 +59,7 @@ from rebalproof.properties.common import plural, problems_verdict, standby_allow
 from rebalproof.properties.lag import rank_text
 from rebalproof.properties.verdict import Verdict
 
-__all__ = ["learners_kept", "kept_learners", "learners_going_in", "droppable"]
+__all__ = ["learners_kept", "kept_learners", "learners_going_in", "droppable", "learner_takes_over", "ready_learners"]
 
 
 def _restoring(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...], int]:
@@ -125,5 +125,61 @@ def learners_kept(view: RebalanceInput, assignment: Assignment) -> Verdict:
         "learners-kept", problems, tasks, sorted_ids(set(members)),
         f"{plural(judged, 'task')} its owner keeps still learned by a restoring learner"
         + (f" ({plural(len(dropped), 'learner')} dropped, within the {allowed} beyond max_warmup_replicas)" if dropped else ""),
+        measure={"judged": judged},
+    )
+
+
+def ready_learners(view: RebalanceInput, task_id: str) -> tuple[str, ...]:
+    """The members not leaving that hold stateful ``task_id`` as a learner (the ``warmup`` role), not as
+    its active, and are caught up on it: its ready learners, who take its active first (module doc
+    of :func:`learner_takes_over`)."""
+    if not view.task(task_id).stateful:
+        return ()
+    return sorted_ids(m.id for m in view.members if not m.leaving and task_id in m.warmup and task_id not in m.active
+                      and is_caught_up(view, m.id, task_id))
+
+
+def learner_takes_over(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """A stateful task with a ready learner gets its active from one of its ready learners.
+
+    KIP-429 (seed 001), "Algorithm incremental-rebalancing": "Assign active tasks: (if any) To
+    instances with learner tasks that indicate "ready"", before "To previous owners"; "Scale Up
+    Running Application": "When new member finally finishes the replay task, it will re-attempt to
+    join the group to indicate that it is "ready" to take on real active tasks. During second
+    rebalance, the leader will eventually transfer the task ownership."
+
+    - *Ready learner*: a copy in the ``warmup`` role (KIP-429's ``isLearner`` tag; a standby is
+      not a learner) of a stateful task, on a member not marked leaving, caught up on it
+      (``isReady``: lag within ``acceptable_recovery_lag``). *The label decides*, as in
+      ``staying-learners``: a caught-up standby beside its owner is no move in progress.
+    - Any one of several ready learners may take it.
+    - Found missing: a learner assignor that never promotes its ready learners kept every
+      property on ``--protocol learner:leaving=false`` (two witnesses undecided, exit 0); with
+      leaving members only ``scale-down-completes`` caught it.
+
+    >>> from rebalproof.model.view import Member, Task
+    >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(
+    ...     Member(id="I1", active=("0_0",), lags={"0_0": 0}), Member(id="I2", warmup=("0_0",), lags={"0_0": 5})))
+    >>> learner_takes_over(view, Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"warmup": ["0_0"]}})).message
+    'task 0_0 has a ready learner on I2 but its active goes to I1'
+    >>> learner_takes_over(view, Assignment.build({"I1": {"standby": ["0_0"]}, "I2": {"active": ["0_0"]}})).status.value
+    'holds'
+    """
+    problems, tasks, members, judged = [], [], [], 0
+    for task_id in view.stateful_task_ids:
+        ready = ready_learners(view, task_id)
+        if not ready:
+            continue
+        judged += 1
+        given = sorted_ids(assignment.actives_of(task_id))
+        if set(given) & set(ready):
+            continue
+        where = f"goes to {words(given)}" if given else "goes nowhere"
+        problems.append(f"task {task_id} has a ready learner on {words(ready)} but its active {where}")
+        tasks.append(task_id)
+        members.extend([*ready, *given])
+    return problems_verdict(
+        "learner-takes-over", problems, tasks, sorted_ids(set(members)),
+        f"{plural(judged, 'task')} with a ready learner taken over by one",
         measure={"judged": judged},
     )

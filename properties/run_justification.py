@@ -84,6 +84,12 @@ JUSTIFICATIONS: dict[str, Justification] = {
         "a learner already caught up, one on a member now leaving, and every learner but one of a task; a "
         "restoring copy the task's standby slots can still hold is a standby, which need not stay",
     ),
+    "learner-takes-over": Justification(
+        seed="001 Assignment Algorithm",
+        quote="To instances with learner tasks that indicate \"ready\"",
+        forced="give the task to any one of several ready learners, keep a caught-up standby (not a learner) beside "
+        "its owner, and leave a learner on a member marked leaving where it is",
+    ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
         quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",

@@ -137,6 +137,8 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
     elif lost:
         cons.append(("learners-kept", _count(dropped for _, dropped in lost) <= facts.learner_drops))
         cons.extend((f"learners-all-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
+    for t, ready in facts.ready_learners.items():
+        cons.append((f"learner-takes-over[{t}]", z3.Or([a(t, m) for m in ready])))
     current = facts.fixpoint_current
     if current is not None:
         cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))

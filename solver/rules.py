@@ -20,6 +20,7 @@ leaving             yes     yes    yes      yes KIP-429 v2: learners only on non
 learner-handover    no      no     yes      no  KIP-429: a currently active task only to a ready worker
 learners-kept       no      no     yes      no  KIP-429: keep existing learner tasks' assignment unchanged
 learners-all-kept   no      no     yes      no  the same, no learner dropped for max_warmup_replicas (own)
+learner-takes-over  no      no     yes      no  KIP-429: active tasks to instances with learners that indicate "ready" first
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -66,6 +67,9 @@ implementation reading them otherwise is still correct, as the catalogue says.
   may drop the learners beyond ``max_warmup_replicas``, but the reference keeps what KIP-429
   says to keep ("Keep existing learner tasks' assignment unchanged") rather than minimise
   ``restore`` by dropping them.
+- ``learner-takes-over[t]``: a stateful task with a ready learner gets its active from one of
+  them (:func:`rebalproof.properties.learners.ready_learners`, the property's own reading; a
+  restriction of the actives' hosts, as ``learner-handover`` is).
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -95,7 +99,7 @@ from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
 from rebalproof.properties.handover import handover_owners
-from rebalproof.properties.learners import droppable, kept_learners
+from rebalproof.properties.learners import droppable, kept_learners, ready_learners
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.properties.stability import fixpoint_premise, same_copies
 
@@ -117,6 +121,7 @@ class RuleSet:
     probing: bool
     handover: bool = False
     learners: bool = False
+    takes_over: bool = False
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -131,6 +136,8 @@ class RuleSet:
             out.append("learner-handover")
         if self.learners:
             out.extend(("learners-kept", "learners-all-kept"))
+        if self.takes_over:
+            out.append("learner-takes-over")
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -148,7 +155,7 @@ RULE_SETS: dict[str, RuleSet] = {
     for r in (
         RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
         RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
-        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True, takes_over=True),
         RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
     )
 }
@@ -212,7 +219,7 @@ class Facts:
 
     @cached_property
     def active_hosts(self) -> dict[str, tuple[str, ...]]:
-        """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover`` under learner)."""
+        """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover`` and ``learner-takes-over`` under learner)."""
         out = {}
         for task in self.view.tasks:
             hosts = self.eligible[task.id]
@@ -222,8 +229,18 @@ class Facts:
             if self.rules.handover and task.stateful:
                 kept, refused = handover_owners(self.view, task.id)
                 hosts = tuple(m for m in hosts if not kept or m not in refused)
+            if task.id in self.ready_learners:
+                hosts = tuple(m for m in hosts if m in self.ready_learners[task.id])
             out[task.id] = hosts
         return out
+
+    @cached_property
+    def ready_learners(self) -> dict[str, tuple[str, ...]]:
+        """Stateful task -> its ready learners, for the tasks that have some (none outside ``learner``): ``learner-takes-over``."""
+        if not self.rules.takes_over:
+            return {}
+        found = {t: ready_learners(self.view, t) for t in self.view.stateful_task_ids}
+        return {t: ready for t, ready in found.items() if ready}
 
     @cached_property
     def kept_learners(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -370,6 +387,11 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             which = tuple(t for v in dropped for t in v.tasks)
             out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
         out.extend(Violation(v.name.replace("learners-kept", "learners-all-kept", 1), v.sentence.replace(": learners-kept", ": learners-all-kept"), v.tasks, v.members) for v in dropped)
+    for t, ready in facts.ready_learners.items():
+        actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
+        if not set(actives) & set(ready):
+            where = f"goes to {_say(actives)}" if actives else "goes nowhere"
+            out.append(Violation(f"learner-takes-over[{t}]", f"task {t} has a ready learner on {_say(ready)} but its active {where}: learner-takes-over", (t,), sorted_ids({*ready, *actives})))
     if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:

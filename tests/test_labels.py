@@ -70,9 +70,11 @@ def _picker(data):
     return pick
 
 
-#: The one verdict a label decides: under KIP-429 a ``warmup`` copy is a learner, told apart from
-#: a standby by its ``isLearner`` tag (seed 001 "Task Tagging"; properties/leaving.py).
-LABEL_READ = {("learner", "staying-learners")}
+#: The verdicts a label decides: under KIP-429 a ``warmup`` copy is a learner, told apart from
+#: a standby by its ``isLearner`` tag (seed 001 "Task Tagging"; properties/leaving.py), and a ready
+#: learner takes its task over (properties/learners.py; what the other rule sets report of it
+#: for information reads the label too).
+LABEL_READ = {("learner", "staying-learners")} | {(rules, "learner-takes-over") for rules in RULE_SETS}
 
 
 def _verdicts(view, out):

@@ -204,3 +204,42 @@ def test_the_greedy_start_keeps_the_learners_too():
     assert violations(view, start.answer, "learner") == ()
     result = optimal(view, "learner", timeout=0.001, engine="z3")
     assert result.assignment is not None and violations(view, result.assignment, "learner") == (), result.reason
+
+
+# -- learner-takes-over (KIP-429: active tasks go to instances with ready learners first) -----------
+def test_a_ready_learner_takes_its_task_over():
+    from rebalproof.properties.learners import learner_takes_over, ready_learners
+
+    members = [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", warmup=("0_0",), lags={"0_0": 5}), dict(id="I3", warmup=("0_0",), lags={"0_0": 7})]
+    view = view_of(members, tasks=("0_0",))
+    assert ready_learners(view, "0_0") == ("I2", "I3")
+    stays = answer(I1="0_0", I2="~0_0", I3="")
+    kept = learner_takes_over(view, stays)
+    assert kept.violated and kept.tasks == ("0_0",) and kept.members == ("I1", "I2", "I3"), kept.message
+    assert kept.message == "task 0_0 has a ready learner on I2 and I3 but its active goes to I1"
+    for fine in (answer(I1="+0_0", I2="0_0", I3=""), answer(I1="", I2="", I3="0_0")):  # any ready learner
+        assert learner_takes_over(view, fine).holds
+    assert [v.name for v in violations(view, stays, "learner")] == ["learner-takes-over[0_0]"]
+    # not ready, on a member leaving, a caught-up standby (not a learner), a stateless task: nothing to take over
+    assert ready_learners(view_of([members[0], dict(members[1], lags={"0_0": BEHIND})], tasks=("0_0",)), "0_0") == ()
+    assert ready_learners(view_of([members[0], dict(members[1], leaving=True)], tasks=("0_0",)), "0_0") == ()
+    assert ready_learners(view_of([members[0], dict(members[1], warmup=(), standby=("0_0",))], tasks=("0_0",)), "0_0") == ()
+    assert ready_learners(view_of([dict(id="I1", active=("0_0",)), dict(id="I2", warmup=("0_0",))], tasks=("~0_0",)), "0_0") == ()
+    # optimal hands it over too, on both engines
+    for engine in ("flow", "z3"):
+        best = optimal(view, "learner", engine=engine)
+        assert best.status == "optimal" and best.assignment.actives_of("0_0") in (("I2",), ("I3",)), (engine, best.assignment)
+
+
+def test_a_learner_assignor_that_never_promotes_is_caught():
+    """Without leaving members it passed every property (exit 0, two witnesses undecided): the ready
+    learners sat beside their tasks for ever, and only scale-down-completes caught it with leaving ones."""
+    from rebalproof.model.assignors.spec import resolve
+    from rebalproof.model.group_bounds import Bounds
+    from rebalproof.model.group_protocol import protocol
+    from rebalproof.properties.run_check import check_model
+
+    with resolve("py:tests.assignors.red5_learner:never_promote") as assignor:
+        result = check_model(protocol=protocol("learner", leaving=False), assignor=assignor, bounds=Bounds(), rules="learner", symmetry=False, por=True)
+    violated = {r.property.name for r in result.results if r.verdict.status.name == "VIOLATED"}
+    assert violated == {"learner-takes-over"}, violated

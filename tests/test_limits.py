@@ -123,7 +123,9 @@ def test_sigterm_after_a_violation_exits_1_with_its_trace(capsys, tmp_path):
     assert "exploration INCOMPLETE: interrupted by SIGTERM" in out
     assert 'Discovered "single-owner" counterexample, 9 steps' in out
     assert "interrupted by SIGTERM: a partial report (exit 1)" in out
-    assert [p.name.endswith("--single-owner.json") for p in tmp_path.iterdir()] == [True]
+    # single-owner's, and learner-takes-over's: not promised by the ha rules but observed violated
+    # (a caught-up warmup left beside its active), for which a trace is written too
+    assert sorted(p.name.rsplit("--", 1)[1] for p in tmp_path.iterdir()) == ["learner-takes-over.json", "single-owner.json"]
 
 
 def test_sigint_in_text_mode_says_so(capsys):

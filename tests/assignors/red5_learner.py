@@ -26,6 +26,7 @@ def make(
     cap_learners=False,           # variant: at most max_warmup_replicas learners
     standbys_on_leaving=False,    # correct variant: standbys may stay on leaving members
     learner_hop=False,            # bug: an unready learner is moved to another staying member each rebalance
+    never_promote=False,          # bug: a ready learner never takes its task over (its owner keeps it)
 ):
     def assign(view_dict):
         v = View(view_dict)
@@ -57,7 +58,7 @@ def make(
                 if holders and not v.leaving[holders[0]]:
                     active[t] = holders[0]
                 continue  # orphan stateless placed below
-            rl = [m for m in learners if ready(m, t)]
+            rl = [] if never_promote else [m for m in learners if ready(m, t)]
             if rl:
                 active[t] = min(rl, key=member_key)
                 continue
@@ -191,3 +192,4 @@ learner_on_leaving = make(learner_on_leaving=True)
 ignore_revoked_owner = make(ignore_revoked_owner=True)
 standbys_on_leaving = make(standbys_on_leaving=True)
 learner_hop = make(learner_hop=True)
+never_promote = make(never_promote=True)  # added after red team 5: learner-takes-over
