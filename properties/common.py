@@ -49,7 +49,7 @@ from dataclasses import replace
 
 from rebalproof.model.assignment import ROLES, Assignment
 from rebalproof.model.names import id_key, sorted_ids
-from rebalproof.model.ranking import rank
+from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -105,6 +105,13 @@ def as_if_staying(view: RebalanceInput) -> RebalanceInput | None:
     if not any(m.leaving for m in view.members):
         return None
     return view.replace(members=tuple(replace(m, leaving=False) for m in view.members))
+
+
+def shown_as_owner(view: RebalanceInput, member_id: str, task: str) -> bool:
+    """The leader's view shows ``member_id`` as owning ``task``: reported active, or revoked at the join
+    with caught-up state kept (in no role): KIP-429's owners revoke a task being learned at each join."""
+    m = view.member(member_id)
+    return task in m.active or (task not in m.copies and is_caught_up(view, member_id, task))
 
 
 def staying_members(view: RebalanceInput) -> tuple[str, ...]:

@@ -55,7 +55,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import plural, problems_verdict, standby_allowance, words
+from rebalproof.properties.common import plural, problems_verdict, shown_as_owner, standby_allowance, words
 from rebalproof.properties.lag import rank_text
 from rebalproof.properties.verdict import Verdict
 
@@ -78,10 +78,8 @@ def kept_learners(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...], 
     """
     if not view.task(task_id).stateful:
         return (), ()
-    owners = tuple(m.id for m in view.members if task_id in m.active)
-    if not owners:
-        owners = tuple(m.id for m in view.members if task_id not in m.copies and m.lag(task_id) is not None
-                       and is_caught_up(view, m.id, task_id))
+    # its active holders; with none, the members whose caught-up state (reported) shows them revoked at the join
+    owners = view.owners(task_id) or tuple(m.id for m in view.members if m.lag(task_id) is not None and shown_as_owner(view, m.id, task_id))
     restoring, learners = _restoring(view, task_id)
     if not owners or not learners:
         return (), ()

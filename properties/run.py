@@ -85,7 +85,7 @@ from rebalproof.model.ranking import NO_STATE, is_caught_up, lag_of, rank
 from rebalproof.model.view import Member, RebalanceInput
 from rebalproof.properties.balanced import balance_attainable
 from rebalproof.properties.catalogue import PER_ASSIGNMENT
-from rebalproof.properties.common import split_replicas
+from rebalproof.properties.common import shown_as_owner, split_replicas
 from rebalproof.properties.lag import rank_text
 from rebalproof.properties.run_liveness import EdgeRanges, edge_array, fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
@@ -243,7 +243,7 @@ def _ready_handover(ctx, model, s, a, nxt, step):
     for t, before, after in _moves(model, s, step):
         if not model.is_stateful(t) or before & after:
             continue
-        shown = [o for o in sorted_ids(before) if view.has_member(o) and _shown_as_owner(view, o, t)]
+        shown = [o for o in sorted_ids(before) if view.has_member(o) and shown_as_owner(view, o, t)]
         if not shown:
             continue
         for n in sorted_ids(after):
@@ -251,13 +251,6 @@ def _ready_handover(ctx, model, s, a, nxt, step):
                 return (f"task {t}, active on {', '.join(shown)} when the rebalance starts, is given to {n}, "
                         f"which is not ready for it ({rank_text(rank(view, n, t))})")
     return False
-
-
-def _shown_as_owner(view: RebalanceInput, member_id: str, task: str) -> bool:
-    """The leader's view shows ``member_id`` as owning ``task``: reported active, or revoked at the join
-    with caught-up state kept (in no role)."""
-    m = view.member(member_id)
-    return task in m.active or (task not in m.copies and is_caught_up(view, member_id, task))
 
 
 def _warmup_assigned(ctx, model, s, a, nxt, step):

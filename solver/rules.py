@@ -375,18 +375,23 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             if kept and not actives & set(kept):
                 for m in sorted_ids(actives & set(refused)):
                     out.append(Violation(f"learner-handover[{t}@{m}]", f"task {t} is taken from {_say(kept)} and given to {m}, which is not ready for it (not caught up on it): learner-handover", (t,), (m, *kept)))
-    dropped = []
+    dropped = []  # (task, the owners keeping it, its learners), every learner of it dropped
     for t, (owners, learners) in facts.kept_learners.items():
         staying_with = sorted_ids(m for m, h in held[t].items() if "active" in h and m in owners)
         if staying_with and not any(m in held[t] for m in learners):
-            dropped.append(Violation(f"learners-kept[{t}]", f"task {t} stays with {_say(staying_with)} but its restoring learner{'s' if len(learners) > 1 else ''} on {_say(learners)} {'are' if len(learners) > 1 else 'is'} dropped: learners-kept", (t,), sorted_ids({*learners, *staying_with})))
+            dropped.append((t, staying_with, learners))
+
+    def each_dropped(rule):  # one instance per task (learners-all-kept always; learners-kept with no surplus)
+        return (Violation(f"{rule}[{t}]", f"task {t} stays with {_say(kept)} but its restoring learner{'s' if len(learners) > 1 else ''} on {_say(learners)} {'are' if len(learners) > 1 else 'is'} dropped: {rule}", (t,), sorted_ids({*learners, *kept}))
+                for t, kept, learners in dropped)
+
     if facts.learner_drops == 0:
-        out.extend(dropped)
+        out.extend(each_dropped("learners-kept"))
     else:
         if len(dropped) > facts.learner_drops:
-            which = tuple(t for v in dropped for t in v.tasks)
+            which = tuple(t for t, _, _ in dropped)
             out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
-        out.extend(Violation(v.name.replace("learners-kept", "learners-all-kept", 1), v.sentence.replace(": learners-kept", ": learners-all-kept"), v.tasks, v.members) for v in dropped)
+        out.extend(each_dropped("learners-all-kept"))
     for t, ready in facts.ready_learners.items():
         actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
         if not set(actives) & set(ready):
