@@ -73,19 +73,20 @@ class JudgeWorker:
             return  # met before, at an earlier edge: its verdict is noted and recorded there
         self._seen.add(pair)
         if len(self._seen) <= LOCAL_FIRST or self._failed:
-            self._judge_here(key, choice, step.assignment, src, action)
+            self._judge_here(key, choice, step, src, action)
             return
         if self._proc is None and not self._sent and not core_spare(self._since):
             self._failed = True  # every core busy: the child would only add its overhead; judged here
-            self._judge_here(key, choice, step.assignment, src, action)
+            self._judge_here(key, choice, step, src, action)
             return
         self._sent.append((key, choice, step.assignment, src, action))
         self._batch.append((key, choice, step.assignment))
         if len(self._batch) >= _BATCH:
             self._flush()
 
-    def _judge_here(self, key, choice, answer, src, action) -> None:
-        hit = self.judge.verdict(key, choice, _Step(self._view_of(key), answer))
+    def _judge_here(self, key, choice, step, src, action) -> None:
+        # the step's own view: the model built it for the assignor (the view of ``key``)
+        hit = self.judge.verdict(key, choice, step)
         self._apply(hit, src, action)
 
     def _apply(self, hit, src, action) -> None:
