@@ -126,13 +126,16 @@ def tasks_lists(
     _ordered("min_subtopologies", min_subtopologies, "max_subtopologies", max_subtopologies)
     _flag("stateless", stateless)
     kinds = st.booleans().map(lambda b: not b) if stateless else st.just(True)  # shrinks to stateful
+    return _drawn_tasks(min_subtopologies, max_subtopologies, max_partitions, kinds)
 
-    @st.composite
-    def draw_tasks(draw):
-        shape = draw(st.lists(st.tuples(st.integers(1, max_partitions), kinds), min_size=min_subtopologies, max_size=max_subtopologies))
-        return tuple(Task(id=f"{s}_{p}", stateful=stateful) for s, (parts, stateful) in enumerate(shape) for p in range(parts))
 
-    return draw_tasks()
+# The composites are defined once, here, and given what they draw from as arguments: hypothesis
+# reads a function's source each time it is wrapped by ``st.composite`` (about 2 ms), so one
+# defined inside ``assignments`` cost that on every view a test drew answers for.
+@st.composite
+def _drawn_tasks(draw, min_subtopologies, max_subtopologies, max_partitions, kinds):
+    shape = draw(st.lists(st.tuples(st.integers(1, max_partitions), kinds), min_size=min_subtopologies, max_size=max_subtopologies))
+    return tuple(Task(id=f"{s}_{p}", stateful=stateful) for s, (parts, stateful) in enumerate(shape) for p in range(parts))
 
 
 # -- groups ------------------------------------------------------------------------------------
@@ -216,91 +219,92 @@ def rebalance_inputs(
     else:
         raise InvalidArgument(f"config={config!r} must be a Config, a strategy of Config (e.g. configs()), or None for the default")
 
-    @st.composite
-    def draw_input(draw):
-        cfg = draw(config_strategy)
-        if not isinstance(cfg, Config):
-            raise InvalidArgument(f"the config strategy drew {cfg!r}, not a Config; use rebalproof.strategies.configs()")
-        tasks = draw(task_strategy)
-        task_ids = [t.id for t in tasks]
-        stateful = [t.id for t in tasks if t.stateful]
-        size = draw(st.integers(min_members, max_members))
-        new_count = draw(st.integers(1, size)) if _rarely(draw) else 0
-        gone_count = draw(st.integers(1, 2)) if departures and _rarely(draw) else 0
-        old_count = size - new_count + gone_count
-        old = [f"I{i}" for i in range(1, old_count + 1)]
-        new = [f"I{i}" for i in range(old_count + 1, old_count + new_count + 1)]
-        gone = set(draw(st.lists(st.sampled_from(old), min_size=gone_count, max_size=gone_count, unique=True))) if gone_count else set()
-        if _rarely(draw):
-            capacities = {m: draw(st.integers(1, max_capacity)) for m in old + new}
+    return _drawn_input(config_strategy, task_strategy, min_members, max_members, max_capacity, leaving, memory_loss, departures)
+
+
+@st.composite
+def _drawn_input(draw, config_strategy, task_strategy, min_members, max_members, max_capacity, leaving, memory_loss, departures):
+    cfg = draw(config_strategy)
+    if not isinstance(cfg, Config):
+        raise InvalidArgument(f"the config strategy drew {cfg!r}, not a Config; use rebalproof.strategies.configs()")
+    tasks = draw(task_strategy)
+    task_ids = [t.id for t in tasks]
+    stateful = [t.id for t in tasks if t.stateful]
+    size = draw(st.integers(min_members, max_members))
+    new_count = draw(st.integers(1, size)) if _rarely(draw) else 0
+    gone_count = draw(st.integers(1, 2)) if departures and _rarely(draw) else 0
+    old_count = size - new_count + gone_count
+    old = [f"I{i}" for i in range(1, old_count + 1)]
+    new = [f"I{i}" for i in range(old_count + 1, old_count + new_count + 1)]
+    gone = set(draw(st.lists(st.sampled_from(old), min_size=gone_count, max_size=gone_count, unique=True))) if gone_count else set()
+    if _rarely(draw):
+        capacities = {m: draw(st.integers(1, max_capacity)) for m in old + new}
+    else:
+        same = draw(st.integers(1, max_capacity))
+        capacities = {m: same for m in old + new}
+
+    # the previous round: actives, standbys, warmups over the old members (the gone ones included)
+    layout = draw(st.sampled_from(LAYOUTS)) if old else "empty"
+    holds: dict[str, dict[str, list[str]]] = {m: {"active": [], "standby": [], "warmup": []} for m in old + new}
+    if layout != "empty":
+        order = list(draw(st.permutations(old)))
+        if layout == "balanced":
+            actives = _deal(task_ids, order, capacities)
         else:
-            same = draw(st.integers(1, max_capacity))
-            capacities = {m: same for m in old + new}
+            actives = {t: draw(st.sampled_from(order)) for t in task_ids}
+        for t, m in actives.items():
+            holds[m]["active"].append(t)
+        want = min(cfg.num_standby_replicas, len(old) - 1)
+        short = layout == "shuffled" and _rarely(draw)  # some standbys never placed
+        for t in stateful:
+            ring = order[order.index(actives[t]) + 1 :] + order[: order.index(actives[t])]
+            for m in ring[: want - 1 if short and want else want]:
+                holds[m]["standby"].append(t)
+        if _rarely(draw) and cfg.max_warmup_replicas:
+            free = [(t, m) for t in stateful for m in old if all(t not in holds[m][r] for r in holds[m])]
+            if free:
+                picked = draw(st.lists(st.sampled_from(free), max_size=cfg.max_warmup_replicas, unique=True))
+                for t, m in picked:
+                    holds[m]["warmup"].append(t)
 
-        # the previous round: actives, standbys, warmups over the old members (the gone ones included)
-        layout = draw(st.sampled_from(LAYOUTS)) if old else "empty"
-        holds: dict[str, dict[str, list[str]]] = {m: {"active": [], "standby": [], "warmup": []} for m in old + new}
-        if layout != "empty":
-            order = list(draw(st.permutations(old)))
-            if layout == "balanced":
-                actives = _deal(task_ids, order, capacities)
+    # lags consistent with the roles
+    choices = _lag_choices(cfg.acceptable_recovery_lag)
+    caught_up, behind = choices[:3], choices[3:]
+    members = []
+    present = [m for m in old if m not in gone] + new
+    marked = set()
+    if leaving and len(present) > 1 and _rarely(draw):
+        candidates = [m for m in present if m in old] or present
+        marked = set(draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=min(2, len(present) - 1), unique=True)))
+    for m in present:
+        lags = {}
+        leftover = _rarely(draw)  # state kept on disk from an earlier round (or a host swap)
+        for t in stateful:
+            if t in holds[m]["active"]:
+                lag = draw(st.sampled_from((0, None)))
+            elif t in holds[m]["standby"]:
+                lag = draw(st.sampled_from(caught_up + behind[:1])) if not _rarely(draw) else draw(st.sampled_from(behind))
+            elif t in holds[m]["warmup"]:
+                lag = draw(st.sampled_from(caught_up + behind))
+            elif leftover and draw(st.booleans()):
+                lag = draw(st.sampled_from(behind + caught_up))
             else:
-                actives = {t: draw(st.sampled_from(order)) for t in task_ids}
-            for t, m in actives.items():
-                holds[m]["active"].append(t)
-            want = min(cfg.num_standby_replicas, len(old) - 1)
-            short = layout == "shuffled" and _rarely(draw)  # some standbys never placed
-            for t in stateful:
-                ring = order[order.index(actives[t]) + 1 :] + order[: order.index(actives[t])]
-                for m in ring[: want - 1 if short and want else want]:
-                    holds[m]["standby"].append(t)
-            if _rarely(draw) and cfg.max_warmup_replicas:
-                free = [(t, m) for t in stateful for m in old if all(t not in holds[m][r] for r in holds[m])]
-                if free:
-                    picked = draw(st.lists(st.sampled_from(free), max_size=cfg.max_warmup_replicas, unique=True))
-                    for t, m in picked:
-                        holds[m]["warmup"].append(t)
-
-        # lags consistent with the roles
-        choices = _lag_choices(cfg.acceptable_recovery_lag)
-        caught_up, behind = choices[:3], choices[3:]
-        members = []
-        present = [m for m in old if m not in gone] + new
-        marked = set()
-        if leaving and len(present) > 1 and _rarely(draw):
-            candidates = [m for m in present if m in old] or present
-            marked = set(draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=min(2, len(present) - 1), unique=True)))
-        for m in present:
-            lags = {}
-            leftover = _rarely(draw)  # state kept on disk from an earlier round (or a host swap)
-            for t in stateful:
-                if t in holds[m]["active"]:
-                    lag = draw(st.sampled_from((0, None)))
-                elif t in holds[m]["standby"]:
-                    lag = draw(st.sampled_from(caught_up + behind[:1])) if not _rarely(draw) else draw(st.sampled_from(behind))
-                elif t in holds[m]["warmup"]:
-                    lag = draw(st.sampled_from(caught_up + behind))
-                elif leftover and draw(st.booleans()):
-                    lag = draw(st.sampled_from(behind + caught_up))
-                else:
-                    lag = None
-                if lag is not None:
-                    lags[t] = lag
-            members.append(
-                Member(
-                    id=m,
-                    capacity=capacities[m],
-                    leaving=m in marked,
-                    active=tuple(holds[m]["active"]),
-                    standby=tuple(holds[m]["standby"]),
-                    warmup=tuple(holds[m]["warmup"]),
-                    lags=lags,
-                )
+                lag = None
+            if lag is not None:
+                lags[t] = lag
+        members.append(
+            Member(
+                id=m,
+                capacity=capacities[m],
+                leaving=m in marked,
+                active=tuple(holds[m]["active"]),
+                standby=tuple(holds[m]["standby"]),
+                warmup=tuple(holds[m]["warmup"]),
+                lags=lags,
             )
-        previous = None if memory_loss and _rarely(draw) else tuple(old)
-        return RebalanceInput(config=cfg, tasks=tasks, members=tuple(members), previous_members=previous)
-
-    return draw_input()
+        )
+    previous = None if memory_loss and _rarely(draw) else tuple(old)
+    return RebalanceInput(config=cfg, tasks=tasks, members=tuple(members), previous_members=previous)
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -331,24 +335,26 @@ def assignments(view: RebalanceInput, *, probing_rebalance=None) -> st.SearchStr
     if not task_ids:
         return probing.map(lambda p: Assignment(members={m: MemberAssignment() for m in members}, probing_rebalance=p))
 
-    @st.composite
-    def near_valid(draw):
-        holds = {m: {"active": [], "standby": [], "warmup": []} for m in members}
-        for t in task_ids:
-            holds[draw(st.sampled_from(members))]["active"].append(t)
-        for t in view.stateful_task_ids:
-            others = [m for m in members if t not in holds[m]["active"]]
-            for m in draw(st.lists(st.sampled_from(others), unique=True, max_size=view.config.num_standby_replicas + 1)) if others else ():
-                holds[m][draw(st.sampled_from(("standby", "standby", "warmup")))].append(t)
-        if _rarely(draw):
-            m, role, t = draw(st.sampled_from(members)), draw(st.sampled_from(("active", "standby", "warmup"))), draw(st.sampled_from(task_ids))
-            holds[m][role].append(t)
-        return Assignment.build(holds, probing_rebalance=draw(probing))
+    return st.one_of(_near_valid(view, members, task_ids, probing), _arbitrary(members, task_ids, probing))
 
-    @st.composite
-    def arbitrary(draw):
-        ids = st.lists(st.sampled_from(task_ids), max_size=len(task_ids) + 1)
-        holds = {m: {"active": draw(ids), "standby": draw(ids), "warmup": draw(ids)} for m in members}
-        return Assignment.build(holds, probing_rebalance=draw(probing))
 
-    return st.one_of(near_valid(), arbitrary())
+@st.composite
+def _near_valid(draw, view, members, task_ids, probing):
+    holds = {m: {"active": [], "standby": [], "warmup": []} for m in members}
+    for t in task_ids:
+        holds[draw(st.sampled_from(members))]["active"].append(t)
+    for t in view.stateful_task_ids:
+        others = [m for m in members if t not in holds[m]["active"]]
+        for m in draw(st.lists(st.sampled_from(others), unique=True, max_size=view.config.num_standby_replicas + 1)) if others else ():
+            holds[m][draw(st.sampled_from(("standby", "standby", "warmup")))].append(t)
+    if _rarely(draw):
+        m, role, t = draw(st.sampled_from(members)), draw(st.sampled_from(("active", "standby", "warmup"))), draw(st.sampled_from(task_ids))
+        holds[m][role].append(t)
+    return Assignment.build(holds, probing_rebalance=draw(probing))
+
+
+@st.composite
+def _arbitrary(draw, members, task_ids, probing):
+    ids = st.lists(st.sampled_from(task_ids), max_size=len(task_ids) + 1)
+    holds = {m: {"active": draw(ids), "standby": draw(ids), "warmup": draw(ids)} for m in members}
+    return Assignment.build(holds, probing_rebalance=draw(probing))
