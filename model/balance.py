@@ -39,7 +39,10 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
 
-__all__ = ["within_one", "threads_within_one", "share_within_one", "spread", "BalanceReport", "measure_balance", "is_balanced", "balanced_either"]
+__all__ = [
+    "within_one", "threads_within_one", "share_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
+    "is_balanced", "balanced_either", "balanced_every_way", "counts_by_reading",
+]
 
 
 def within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
@@ -101,6 +104,10 @@ def share_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool
     k = sum(counts.values())
     threads = sum(capacities[m] for m in counts)
     return all((k * capacities[m]) // threads <= n <= -(-(k * capacities[m]) // threads) for m, n in counts.items())
+
+
+#: The three readings of "within one" with capacities, in the order the module doc gives them.
+READINGS = (within_one, threads_within_one, share_within_one)
 
 
 def spread(counts: dict[str, int], capacities: dict[str, int]) -> float:
@@ -196,3 +203,39 @@ def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:
 def balanced_either(view: RebalanceInput, assignment: Assignment) -> bool:
     """KIP-441 balance by either reading of "within one" with capacities (:attr:`BalanceReport.balanced_either`)."""
     return measure_balance(view, assignment).balanced_either
+
+
+def _counts(view: RebalanceInput, assignment: Assignment):
+    """(capacities, actives, all copies, actives per subtopology) of the non-leaving members, as
+    :func:`measure_balance` counts them."""
+    members = [m for m in view.members if not m.leaving]
+    caps = {m.id: m.capacity for m in members}
+    held = [(m.id, assignment.of(m.id)) for m in members]
+    actives = {m: len({t for t in a.active if view.has_task(t)}) for m, a in held}
+    copies = {m: len({t for t in a.copies if view.has_task(t)}) for m, a in held}
+    per_sub: dict[str, dict[str, int]] = {}
+    for task_id in view.task_ids:
+        per_sub.setdefault(subtopology_of(task_id), dict.fromkeys(caps, 0))
+    for m, a in held:
+        for task_id in set(a.active):
+            if view.has_task(task_id):
+                per_sub[subtopology_of(task_id)][m] += 1
+    return caps, actives, copies, per_sub
+
+
+def counts_by_reading(view: RebalanceInput, assignment: Assignment, subtopology: str | None = None):
+    """Per reading of :data:`READINGS`, ``(actives, the subtopologies, all copies)`` each within
+    one or not: the subtopologies all of them, or only ``subtopology`` when given."""
+    caps, actives, copies, per_sub = _counts(view, assignment)
+    subs = [per_sub[subtopology]] if subtopology is not None and subtopology in per_sub else list(per_sub.values())
+    return tuple(
+        (reading(actives, caps), all(reading(c, caps) for c in subs), reading(copies, caps)) for reading in READINGS
+    )
+
+
+def balanced_every_way(view: RebalanceInput, assignment: Assignment) -> bool:
+    """KIP-441 balance of the actives (instance and subtopology) by *every* reading of "within one"
+    with capacities: what an assignment must be for every implementation to call it balanced,
+    whichever reading it chose. With equal capacities it is :func:`is_balanced`."""
+    caps, actives, _, per_sub = _counts(view, assignment)
+    return all(reading(actives, caps) and all(reading(c, caps) for c in per_sub.values()) for reading in READINGS)

@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment, MemberAssignment
-from rebalproof.model.balance import measure_balance, within_one
+from rebalproof.model.balance import READINGS, balanced_every_way, counts_by_reading, measure_balance
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of, rank
 from rebalproof.model.view import RebalanceInput
@@ -45,7 +45,10 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
     member (``no-colocation``), enough standbys (``standby-count``) and no extra copies, all
     counted whatever the copies are called (a ``warmup`` within the standby allowance is a
     standby: :mod:`rebalproof.properties.common`, "Labels"), and no copy of a stateless task
-    beyond its active (nothing to restore, so no purpose) — balanced (:func:`~rebalproof.model.balance.is_balanced`), every stateful active is
+    beyond its active (nothing to restore, so no purpose) — balanced by every reading of "within
+    one" with capacities (:func:`~rebalproof.model.balance.balanced_every_way`: an implementation
+    aiming at another reading than the first may rightly change a layout only the first calls
+    balanced), every stateful active is
     caught up (lag <= ``acceptable_recovery_lag``, so it is most caught up in every sense), no
     replica is on a member ranked worse than one holding no copy of its task, caught up or only
     less behind (requirement 2, "must assign standby tasks to the next-most-caught-up
@@ -71,6 +74,8 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
     report = measure_balance(view, current)
     if not report.balanced:
         reasons.append("not balanced")
+    elif not balanced_every_way(view, current):
+        reasons.append("balanced by one reading of balance with capacities but not by every reading (an assignor may aim at another)")
     for task_id in view.stateful_task_ids:
         for member in view.owners(task_id):
             if not is_caught_up(view, member, task_id):
@@ -120,7 +125,8 @@ def premise_holds(view: RebalanceInput) -> bool:
     for task_id in view.stateful_task_ids:
         if not all(is_caught_up(view, member, task_id) for member in view.owners(task_id)):
             return False
-    if not measure_balance(view, current_assignment(view)).balanced:
+    current = current_assignment(view)
+    if not measure_balance(view, current).balanced or not balanced_every_way(view, current):
         return False
     return not fixpoint_premise(view)
 
@@ -223,7 +229,9 @@ def _moved_back(assignment: Assignment, task_id: str, frm: str, to: str) -> Assi
 
 
 def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner: str, holder: str) -> bool:
-    """In ``kept``, owner and holder are within one of each other: actives, the task's subtopology, all copies."""
+    """In ``kept``, owner and holder are within one of each other: actives, the task's subtopology,
+    all copies, by every reading of "within one" with capacities (a move one reading calls
+    needless another may need)."""
     pair = [m for m in (owner, holder) if view.has_member(m) and not view.member(m).leaving]
     if len(pair) < 2:
         return True
@@ -232,19 +240,20 @@ def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner
     actives = {m: len(set(kept.of(m).active)) for m in pair}  # a task listed twice is one copy, as measure_balance counts
     in_sub = {m: sum(1 for t in set(kept.of(m).active) if subtopology_of(t) == sub) for m in pair}
     copies = {m: len(set(kept.of(m).copies)) for m in pair}
-    return all(within_one(counts, caps) for counts in (actives, in_sub, copies))
+    return all(reading(counts, caps) for counts in (actives, in_sub, copies) for reading in READINGS)
 
 
 def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str) -> bool:
-    """True when ``kept`` is at least as balanced as ``answer`` on every count KIP-441 or Kafka balances."""
+    """True when ``kept`` is at least as balanced as ``answer`` on every count KIP-441 or Kafka
+    balances, by every reading of "within one" with capacities."""
     a, k = measure_balance(view, answer), measure_balance(view, kept)
     sub = subtopology_of(task_id)
     a_sub = dict(a.subtopology_spread)[sub]
     k_sub = dict(k.subtopology_spread)[sub]
+    a_by, k_by = counts_by_reading(view, answer, sub), counts_by_reading(view, kept, sub)
     return (
-        (k.active_within_one or not a.active_within_one)
+        all(kept_ok or not answer_ok for a_r, k_r in zip(a_by, k_by) for answer_ok, kept_ok in zip(a_r, k_r))
         and (k.subtopology_within_one or not a.subtopology_within_one)
-        and (k.copies_within_one or not a.copies_within_one)
         and k.active_spread <= a.active_spread
         and k_sub <= a_sub
         and k.copies_spread <= a.copies_spread

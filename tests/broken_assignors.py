@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Callable
 
 from rebalproof.model.assignment import ROLES, Assignment
-from rebalproof.model.balance import is_balanced, measure_balance, within_one
+from rebalproof.model.balance import READINGS, counts_by_reading, is_balanced, measure_balance
 from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
@@ -200,21 +200,22 @@ def reshuffle(view: RebalanceInput) -> Assignment | None:
 
 def _as_balanced(view: RebalanceInput, kept: Assignment, moved: Assignment, task: str, owner: str, to: str) -> bool:
     """Keeping is at least as balanced as moving, on the actives, the task's subtopology and all
-    copies, overall and between the two members involved."""
+    copies, overall and between the two members involved, by every reading of "within one" with
+    capacities (a move one reading calls needless another may need)."""
     k, m = measure_balance(view, kept), measure_balance(view, moved)
     sub = subtopology_of(task)
     caps = {x: view.member(x).capacity for x in (owner, to)}
 
     def pair(count):
-        return within_one({x: count(kept.of(x)) for x in (owner, to)}, caps)
+        return all(reading({x: count(kept.of(x)) for x in (owner, to)}, caps) for reading in READINGS)
 
+    k_by, m_by = counts_by_reading(view, kept, sub), counts_by_reading(view, moved, sub)
     return (
         pair(lambda a: len(a.active))
         and pair(lambda a: sum(1 for t in a.active if subtopology_of(t) == sub))
         and pair(lambda a: len(a.copies))
-        and (k.active_within_one or not m.active_within_one)
+        and all(kept_ok or not moved_ok for k_r, m_r in zip(k_by, m_by) for kept_ok, moved_ok in zip(k_r, m_r))
         and (k.subtopology_within_one or not m.subtopology_within_one)
-        and (k.copies_within_one or not m.copies_within_one)
         and k.active_spread <= m.active_spread
         and dict(k.subtopology_spread)[sub] <= dict(m.subtopology_spread)[sub]
         and k.copies_spread <= m.copies_spread

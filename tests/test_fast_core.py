@@ -333,7 +333,9 @@ def test_order_memo_asks_about_the_view_itself_when_string_and_natural_order_dis
     "proto, assignor, bounds",
     [
         ("cooperative", "ha", Bounds(events=2)),
-        ("eager", "sticky", Bounds(events=2, capacities=(2, 1, 1))),
+        # unequal capacities: three tasks of one subtopology, so that some layouts are balanced by
+        # every reading of "within one" with capacities (the premise asks that much)
+        ("eager", "sticky", Bounds(events=2, subtopologies=1, partitions=3, capacities=(2, 1, 1))),
         ("learner", "learner", Bounds(events=2)),  # leaving members
     ],
 )

@@ -304,7 +304,30 @@ def test_stable_is_capacity_weighted():
     even = view_of(["~1_0", "~1_1", "~1_2", "~1_3"], owners)
     assert stable(even, out).holds  # 3 and 1 threads' worth on equal members: the move balances
     weighted = view_of(["~1_0", "~1_1", "~1_2", "~1_3"], [{**owners[0], "capacity": 3}, owners[1]])
-    assert stable(weighted, out).violated  # 3 on 3 threads and 1 on 1 was already even
+    # 3 on 3 threads and 1 on 1 is even per thread, but not by the KIP's sentences read literally
+    # (the instances within one task): an assignor reading them so may move a task, so no fault
+    assert stable(weighted, out).holds
+    # keeping is as balanced by every reading: 2 on 2 threads and 1 on 1 thread, moved to 1 and 2
+    owners = [{"id": "I1", "capacity": 2, "active": ("1_0", "1_1")}, {"id": "I2", "active": ("1_2",)}]
+    weighted = view_of(["~1_0", "~1_1", "~1_2"], owners)
+    assert stable(weighted, answer(I1="1_1", I2="1_0 1_2")).violated
+
+
+def test_fixpoint_and_stable_need_every_reading_of_balance_with_capacities():
+    """Red team 6: a current assignment balanced per thread of load but by neither other reading
+    of "within one" with capacities (2 stateless tasks on a 2-thread member, none on two 1-thread
+    members: shares 1, 1/2, 1/2; instances 2 against 0) is not one every implementation must keep:
+    an assignor balancing by shares moves a task to a 1-thread member, and was faulted by both."""
+    owners = [{"id": "I1", "capacity": 2, "active": ("1_0", "1_1")}, {"id": "I2"}, {"id": "I3"}]
+    view = view_of(["~1_0", "~1_1"], owners)
+    out = answer(I1="1_0", I2="", I3="1_1")
+    assert fixpoint(view, out).holds and fixpoint(view, out).measure["premise"] is False
+    assert "not by every reading" in fixpoint(view, out).message
+    assert stable(view, out).holds
+    # the same layout on equal members is balanced every way: moving a task is a fault of both
+    even = view_of(["~1_0", "~1_1"], [{"id": "I1", "active": ("1_0",)}, {"id": "I2", "active": ("1_1",)}, {"id": "I3"}])
+    assert fixpoint(even, answer(I1="", I2="1_1", I3="1_0")).violated
+    assert stable(even, answer(I1="", I2="1_1", I3="1_0")).violated
 
 
 # -- balanced --------------------------------------------------------------------------------------

@@ -7,6 +7,10 @@ to a member less behind, and ``balanced`` faulted one that balances by shares of
 (docs/DESIGN.md, ``balanced`` and ``fixpoint``). The reference and the independent assignors
 must keep every promise on these views; the Kafka-style one breaks only ``fixpoint`` (it deals
 the actives afresh, so it changes a balanced, caught-up layout: seed 002 requirement 5, its bug).
+``fixpoint`` judges only layouts balanced by every reading of "within one" with capacities (red
+team 6): of the first 60 views the one where it changed a layout was balanced per thread and by
+shares but not by the KIP's sentences read literally, so it is judged on 300 views, where it
+changes three layouts of equal members (3 s).
 """
 
 from __future__ import annotations
@@ -24,17 +28,18 @@ from tests.assignors import independent_ha, red3_flow  # noqa: E402
 from tests.assignors.red4_clusters import gen  # noqa: E402
 
 VIEWS = [gen(seed)[2] for seed in range(60)]
+WIDER = VIEWS + [gen(seed)[2] for seed in range(60, 300)]
 
 
 def _ha(view: dict) -> dict:
     return encode_assignment(builtin("ha").make()(decode_input(view)))
 
 
-def _verdicts(assign) -> tuple[dict[str, int], int]:
-    """(property -> answers violating it, answers with an undecided verdict) over :data:`VIEWS`."""
+def _verdicts(assign, views=VIEWS) -> tuple[dict[str, int], int]:
+    """(property -> answers violating it, answers with an undecided verdict) over ``views``."""
     violated: dict[str, int] = {}
     undecided = 0
-    for view in VIEWS:
+    for view in views:
         report = judge(view, assign(view), rules="ha")
         for v in report.violations:
             violated[v.property] = violated.get(v.property, 0) + 1
@@ -61,5 +66,5 @@ def test_an_independent_flow_assignor_keeps_every_promise_at_cluster_size():
 
 
 def test_the_kafka_style_assignor_breaks_only_fixpoint():
-    violated, undecided = _verdicts(independent_ha.assign_kafka_style)
-    assert set(violated) == {"fixpoint"} and undecided == 0, violated
+    violated, undecided = _verdicts(independent_ha.assign_kafka_style, WIDER)
+    assert violated == {"fixpoint": 3} and undecided == 0, violated
