@@ -25,6 +25,7 @@ caught-up-standby   no      no     no       yes
 learner-handover    no      no     yes      no
 learners-kept       no      no     yes      no
 learner-takes-over  no      no     yes      no
+stateless-at-once   no      no     yes      no
 ==================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -38,12 +39,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept', 'learner-takes-over']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept', 'learner-takes-over', 'stateless-at-once']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds', 'holds']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds', 'holds', 'holds']
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from rebalproof.properties.balanced import balanced, balanced_at_once
 from rebalproof.properties.handover import learner_handover
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound, warmup_bound_ha
 from rebalproof.properties.lag import caught_up_active
-from rebalproof.properties.leaving import staying_learners
+from rebalproof.properties.leaving import stateless_at_once, staying_learners
 from rebalproof.properties.learners import learner_takes_over, learners_kept
 from rebalproof.properties.stability import fixpoint, stable, stable_ha
 from rebalproof.properties.standby_rank import caught_up_standby
@@ -266,6 +267,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=learner_takes_over,
         not_promised_because="only KIP-429 has learners; KIP-441 promotes its warmups by balance (probing rebalances)",
         source="KIP-429 Assignment Algorithm: assign active tasks to instances with learner tasks that indicate ready first",
+    ),
+    AssignmentProperty(
+        name="stateless-at-once",
+        promise="no stateless task is left active on a leaving member while another member stays",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=stateless_at_once,
+        not_promised_because="KIP-441 and the sticky baseline know no leaving members (an assignor may treat one as ordinary)",
+        source="KIP-429 Stateful vs Stateless Tasks: for stateless tasks the ownership transfer should happen immediately, without a learning stage",
     ),
 )
 

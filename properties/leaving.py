@@ -1,4 +1,5 @@
-"""``staying-learners``: under KIP-429, learners go to members that are staying, never to one leaving.
+"""``staying-learners`` and ``stateless-at-once``: under KIP-429, learners go to members that are
+staying, never to one leaving, and a leaving member's stateless tasks move at once.
 
 KIP-429 (seed 001, "Scale Down"): members told that a shutdown is on the way "send join group
 request to indicate that they are 'leaving soon'. During rebalance assignment, leader will
@@ -41,10 +42,10 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import plural, problems_verdict, standby_allowance
+from rebalproof.properties.common import plural, problems_verdict, standby_allowance, words
 from rebalproof.properties.verdict import Verdict
 
-__all__ = ["staying_learners"]
+__all__ = ["staying_learners", "stateless_at_once"]
 
 
 def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -83,3 +84,20 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
         members.extend(standbys[t])
     said = "no member is leaving" if not leaving else f"no learner on {', '.join(sorted_ids(m.id for m in leaving))}, which {'is' if len(leaving) == 1 else 'are'} leaving"
     return problems_verdict("staying-learners", problems, sorted_ids(set(tasks)), sorted_ids(set(members)), said)
+
+
+def stateless_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """No stateless task stays active on a leaving member while another member stays (module doc)."""
+    leaving = sorted_ids(m.id for m in view.members if m.leaving)
+    stateless = view.stateless_task_ids
+    if not leaving or len(leaving) == len(view.members):
+        said = "no member is leaving" if not leaving else "every member is leaving (someone must run the tasks)"
+        return problems_verdict("stateless-at-once", [], (), (), said, measure={"kept_on_leaving": 0})
+    kept = [(m, t) for m in leaving for t in sorted_ids(set(assignment.of(m).active)) if t in stateless]
+    staying = sorted_ids(m.id for m in view.members if not m.leaving)
+    stay = f"{words(staying)} {'stays' if len(staying) == 1 else 'stay'}"
+    problems = [f"stateless task {t} is left active on {m}, which is leaving, though {stay}: with nothing to restore it moves at once"
+                for m, t in kept]
+    ok = f"no stateless task is left on {words(leaving)}, which {'is' if len(leaving) == 1 else 'are'} leaving ({plural(len(stateless), 'stateless task')} in all)"
+    return problems_verdict("stateless-at-once", problems, [t for _, t in kept], [m for m, _ in kept], ok,
+                            measure={"kept_on_leaving": len(kept)})

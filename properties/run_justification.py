@@ -90,6 +90,11 @@ JUSTIFICATIONS: dict[str, Justification] = {
         forced="give the task to any one of several ready learners, keep a caught-up standby (not a learner) beside "
         "its owner, and leave a learner on a member marked leaving where it is",
     ),
+    "stateless-at-once": Justification(
+        seed="001 Stateful vs Stateless Tasks",
+        quote="For stateless tasks the ownership transfer should happen immediately without the need of a learning stage, because there is nothing to restore.",
+        forced="leave a stateless task on a leaving member when every member is leaving (someone must run it)",
+    ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
         quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",

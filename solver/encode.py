@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import z3
 
 from rebalproof.model.assignment import ROLES, Assignment
-from rebalproof.model.names import subtopology_of
+from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.handover import handover_owners
@@ -139,6 +139,10 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         cons.extend((f"learners-all-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
     for t, ready in facts.ready_learners.items():
         cons.append((f"learner-takes-over[{t}]", z3.Or([a(t, m) for m in ready])))
+    if rs.stateless_leave:
+        for t in view.stateless_task_ids:
+            for m in sorted(facts.treat_leaving, key=id_key):
+                cons.append((f"stateless-at-once[{t}@{m}]", z3.Not(a(t, m))))
     current = facts.fixpoint_current
     if current is not None:
         cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))

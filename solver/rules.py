@@ -21,6 +21,7 @@ learner-handover    no      no     yes      no  KIP-429: a currently active task
 learners-kept       no      no     yes      no  KIP-429: keep existing learner tasks' assignment unchanged
 learners-all-kept   no      no     yes      no  the same, no learner dropped for max_warmup_replicas (own)
 learner-takes-over  no      no     yes      no  KIP-429: active tasks to instances with learners that indicate "ready" first
+stateless-at-once   no      no     yes      no  KIP-429 Stateful vs Stateless Tasks: ownership transfer happens immediately
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -70,6 +71,9 @@ implementation reading them otherwise is still correct, as the catalogue says.
 - ``learner-takes-over[t]``: a stateful task with a ready learner gets its active from one of
   them (:func:`rebalproof.properties.learners.ready_learners`, the property's own reading; a
   restriction of the actives' hosts, as ``learner-handover`` is).
+- ``stateless-at-once[t@m]``: a stateless task is not active on a leaving member while another
+  member stays (:func:`rebalproof.properties.leaving.stateless_at_once`; a restriction of the
+  actives' hosts).
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -122,6 +126,7 @@ class RuleSet:
     handover: bool = False
     learners: bool = False
     takes_over: bool = False
+    stateless_leave: bool = False
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -138,6 +143,8 @@ class RuleSet:
             out.extend(("learners-kept", "learners-all-kept"))
         if self.takes_over:
             out.append("learner-takes-over")
+        if self.stateless_leave:
+            out.append("stateless-at-once")
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -155,7 +162,7 @@ RULE_SETS: dict[str, RuleSet] = {
     for r in (
         RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
         RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
-        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True, takes_over=True),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True, takes_over=True, stateless_leave=True),
         RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
     )
 }
@@ -219,10 +226,13 @@ class Facts:
 
     @cached_property
     def active_hosts(self) -> dict[str, tuple[str, ...]]:
-        """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover`` and ``learner-takes-over`` under learner)."""
+        """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover``,
+        ``learner-takes-over`` and ``stateless-at-once`` under learner)."""
         out = {}
         for task in self.view.tasks:
             hosts = self.eligible[task.id]
+            if self.rules.stateless_leave and not task.stateful:
+                hosts = tuple(m for m in hosts if m not in self.treat_leaving)
             if self.rules.caught_up_active and task.stateful:
                 ok = set(acceptable_active_holders(self.view, task.id))
                 hosts = tuple(m for m in hosts if m in ok)
@@ -397,6 +407,10 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         if not set(actives) & set(ready):
             where = f"goes to {_say(actives)}" if actives else "goes nowhere"
             out.append(Violation(f"learner-takes-over[{t}]", f"task {t} has a ready learner on {_say(ready)} but its active {where}: learner-takes-over", (t,), sorted_ids({*ready, *actives})))
+    if rs.stateless_leave:
+        for t in view.stateless_task_ids:
+            for m in sorted_ids(m for m, h in held[t].items() if "active" in h and m in facts.treat_leaving):
+                out.append(Violation(f"stateless-at-once[{t}@{m}]", f"stateless task {t} is left active on {m}, which is leaving: stateless-at-once", (t,), (m,)))
     if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
         out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
     if rs.probing:

@@ -321,10 +321,13 @@ def test_conforms_judges_no_implementation_by_a_choice_the_seeds_leave_open():
         members=(Member(id="I1", active=("0_0", "0_1")), Member(id="I2", leaving=True)),
     )
     answer = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"active": ["0_1"]}})
-    for rules in ("ha", "sticky", "eager", "learner"):
+    for rules in ("ha", "sticky", "eager"):
         assert "leaving" in {v.rule for v in violations(view, answer, rules)}
         assert not catalogue_broken(view, answer, rules)
         assert conforms(view, answer, rules).holds, conforms(view, answer, rules).message
+    # the learner rules know leaving members: a stateless task moves off one at once, never onto it
+    assert catalogue_broken(view, answer, "learner") == {"stateless-at-once"}
+    assert not conforms(view, answer, "learner").holds
     # a balanced answer that still asks for a probing rebalance ("it can stop", not "it must")
     view = RebalanceInput(
         config=Config(num_standby_replicas=0),

@@ -41,3 +41,31 @@ def test_red_team_6s_share_balancing_assignor_keeps_every_promise(bounds):
     assert not bad, bad
     holds = {r.property.name for r in result.results if r.verdict.status.name == "HOLDS"}
     assert {"fixpoint", "stable", "balanced", "converges"} <= holds, holds
+
+
+LEARNER = "py:tests.assignors.red6_learner:assign"
+
+
+def test_red_team_6s_learner_assignor_keeps_every_promise():
+    """Its KIP-429 assignor, the seed's algorithm step by step: every promised property holds,
+    with stateless tasks and leaving members in the model."""
+    with resolve(LEARNER) as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=Bounds(stateless=2), rules="learner",
+                             symmetry="auto", por=True)
+    bad = {r.property.name: r.verdict.message for r in result.results if r.verdict.status.name == "VIOLATED"}
+    assert not bad, bad
+    assert next(r for r in result.results if r.property.name == "stateless-at-once").verdict.status.name == "HOLDS"
+
+
+@pytest.mark.parametrize("spec", ["py:tests.assignors.red6_learner:stateless_learners",
+                                  "py:tests.assignors.red3_seeded:stateless_stay_on_leaving"])
+def test_a_leaving_members_stateless_task_kept_there_is_caught_in_one_answer(spec):
+    """Seed 001: "For stateless tasks the ownership transfer should happen immediately without the
+    need of a learning stage". Red team 6's bug (kept a round, a learner given elsewhere) passed
+    every property; red team 3's (kept for ever) was caught only by ``scale-down-completes``."""
+    with resolve(spec) as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=Bounds(stateless=2, events=1), rules="learner",
+                             symmetry=False, por=True)
+    verdict = next(r for r in result.results if r.property.name == "stateless-at-once").verdict
+    assert verdict.status.name == "VIOLATED", verdict.message
+    assert "is left active on" in verdict.message and "which is leaving" in verdict.message
