@@ -152,6 +152,9 @@ def _with_budget(callback):
 @click.option("--stateless", type=int, default=None, help="stateless tasks (one more subtopology)  [default: 0]")
 @click.option("--standbys", type=int, default=None, help="num_standby_replicas  [default: 1]")
 @click.option("--max-warmups", "max_warmups", type=int, default=None, help="max_warmup_replicas  [default: 2]")
+@click.option("--acceptable-recovery-lag", "recovery_lag", type=int, default=None, metavar="OFFSETS",
+              help="acceptable_recovery_lag of the views the assignor is shown (a caught-up copy reports 0, or this with "
+                   "--boundary-lags; a behind one this + 1)  [default: 10000, KIP-441's]")
 @click.option("--events", type=int, default=None, help="membership events (join, leave, crash, mark-leaving)  [default: 2]")
 @click.option("--depth", type=int, default=None, help="BFS depth bound  [default: none]")
 @click.option("--max-states", "max_states", type=int, default=None, help="stop after this many distinct states")
@@ -198,7 +201,7 @@ def _with_budget(callback):
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 @_with_budget
 def command(budget, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, events, depth, max_states, aging, boundary_lags, capacities, start, symmetry, symmetry_seed, por,
+            standbys, max_warmups, recovery_lag, events, depth, max_states, aging, boundary_lags, capacities, start, symmetry, symmetry_seed, por,
             timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, quiet, require_complete):
@@ -207,7 +210,8 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
     if scenario is not None:
         values.update(load_scenario(scenario))
     flags = dict(instances=instances, initial=initial, subtopologies=subtopologies, partitions=partitions,
-                 stateless=stateless, standbys=standbys, max_warmups=max_warmups, events=events, depth=depth,
+                 stateless=stateless, standbys=standbys, max_warmups=max_warmups, acceptable_recovery_lag=recovery_lag,
+                 events=events, depth=depth,
                  max_states=max_states, aging=aging, start=start, capacities=capacities, boundary_lags=boundary_lags)
     values.update({k: v for k, v in flags.items() if v is not None})
     protocol_spec = protocol_spec or values.pop("protocol", None) or "cooperative"
@@ -357,7 +361,9 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
     out.write(
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
         f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
-        f"max {b.max_warmups} warmups, {b.events} membership events"
+        f"max {b.max_warmups} warmups, "
+        f"{'' if b.acceptable_recovery_lag == 10000 else f'acceptable_recovery_lag {b.acceptable_recovery_lag}, '}"
+        f"{b.events} membership events"
         f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}"
         f"{', boundary lags' if b.boundary_lags else ''}, {b.start} start"
         f"{'' if b.capacities == (1,) else f', capacities {b.describe_capacities()} threads'}\n"

@@ -73,3 +73,16 @@ def test_a_leaving_members_stateless_task_kept_there_is_caught_in_one_answer(spe
     verdict = next(r for r in result.results if r.property.name == "stateless-at-once").verdict
     assert verdict.status.name == "VIOLATED", verdict.message
     assert "is left active on" in verdict.message and "which is leaving" in verdict.message
+
+
+def test_a_misread_acceptable_recovery_lag_is_caught_once_the_check_sets_another():
+    """An assignor that always uses the default ``acceptable_recovery_lag`` answers the default
+    configuration as a correct one does; ``--acceptable-recovery-lag`` shows it another."""
+    spec = "py:tests.assignors.red6_quota:arl_wrong_key"
+    for lag, violated in ((10000, set()), (100, {"caught-up-active"})):
+        with resolve(spec) as assignor:
+            result = check_model(protocol=protocol("cooperative"), assignor=assignor, bounds=Bounds(acceptable_recovery_lag=lag),
+                                 rules="ha", symmetry="auto", por=True)
+        bad = {r.property.name for r in result.results if r.verdict.status.name == "VIOLATED"}
+        assert violated <= bad and (bad or not violated), (lag, bad)
+        assert bool(bad) == bool(violated), (lag, bad)

@@ -132,3 +132,12 @@ class QuotaPlanner:
 
 def assign(inp):
     return QuotaPlanner(inp).assign()
+
+
+# -- seeded bugs ---------------------------------------------------------------------------------
+def arl_wrong_key(inp):
+    """Reads ``acceptable_recovery_lag`` under a misspelt key, so it always uses KIP-441's default
+    of 10,000 whatever the group configures."""
+    config = dict(inp.get("config", {}))
+    config["acceptable_recovery_lag"] = 10000
+    return assign({**inp, "config": config})
