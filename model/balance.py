@@ -152,13 +152,13 @@ class BalanceReport:
         )
 
 
-def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceReport:
-    """Balance of ``assignment`` over the input's non-leaving members (copies of unknown tasks ignored)."""
+def _counts(view: RebalanceInput, assignment: Assignment):
+    """(capacities, actives, all copies, actives per subtopology) of the non-leaving members: a task
+    listed twice is one copy (no-colocation's business, as every property counts it), a task the
+    input does not name is no load, so the counts are of distinct tasks of the input."""
     members = [m for m in view.members if not m.leaving]
     caps = {m.id: m.capacity for m in members}
     held = [(m.id, assignment.of(m.id)) for m in members]
-    # a task listed twice is one copy (no-colocation's business, as every property counts it), a
-    # task the input does not name is no load: the counts are of distinct tasks of the input
     actives = {m: len({t for t in a.active if view.has_task(t)}) for m, a in held}
     copies = {m: len({t for t in a.copies if view.has_task(t)}) for m, a in held}
     per_sub: dict[str, dict[str, int]] = {}
@@ -170,6 +170,12 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
         for task_id in set(a.active):
             if view.has_task(task_id):
                 per_sub[subtopology_of(task_id)][m] += 1
+    return caps, actives, copies, per_sub
+
+
+def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceReport:
+    """Balance of ``assignment`` over the input's non-leaving members (copies of unknown tasks ignored)."""
+    caps, actives, copies, per_sub = _counts(view, assignment)
     subs = tuple((s, spread(per_sub[s], caps)) for s in sorted_ids(per_sub))
     unbalanced = tuple(
         (s, tuple((m, per_sub[s][m]) for m in sorted_ids(caps)))
@@ -203,24 +209,6 @@ def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:
 def balanced_either(view: RebalanceInput, assignment: Assignment) -> bool:
     """KIP-441 balance by either reading of "within one" with capacities (:attr:`BalanceReport.balanced_either`)."""
     return measure_balance(view, assignment).balanced_either
-
-
-def _counts(view: RebalanceInput, assignment: Assignment):
-    """(capacities, actives, all copies, actives per subtopology) of the non-leaving members, as
-    :func:`measure_balance` counts them."""
-    members = [m for m in view.members if not m.leaving]
-    caps = {m.id: m.capacity for m in members}
-    held = [(m.id, assignment.of(m.id)) for m in members]
-    actives = {m: len({t for t in a.active if view.has_task(t)}) for m, a in held}
-    copies = {m: len({t for t in a.copies if view.has_task(t)}) for m, a in held}
-    per_sub: dict[str, dict[str, int]] = {}
-    for task_id in view.task_ids:
-        per_sub.setdefault(subtopology_of(task_id), dict.fromkeys(caps, 0))
-    for m, a in held:
-        for task_id in set(a.active):
-            if view.has_task(task_id):
-                per_sub[subtopology_of(task_id)][m] += 1
-    return caps, actives, copies, per_sub
 
 
 def counts_by_reading(view: RebalanceInput, assignment: Assignment, subtopology: str | None = None):
