@@ -26,6 +26,7 @@ learner-handover    no      no     yes      no
 learners-kept       no      no     yes      no
 learner-takes-over  no      no     yes      no
 stateless-at-once   no      no     yes      no
+orphan-to-copy      no      no     yes      no
 ==================  ======  =====  =======  ==
 
 (+) a learner (warmup-role copy) counts as a standby: KIP-429 turns standbys into learners
@@ -39,12 +40,12 @@ spread is measured, not promised (:func:`~rebalproof.properties.balanced.balance
 Examples
 --------
 >>> [p.name for p in PER_ASSIGNMENT]
-['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept', 'learner-takes-over', 'stateless-at-once']
+['one-active', 'no-colocation', 'warmup-bound', 'standby-count', 'caught-up-active', 'fixpoint', 'stable', 'balanced', 'staying-learners', 'caught-up-standby', 'learner-handover', 'learners-kept', 'learner-takes-over', 'stateless-at-once', 'orphan-to-copy']
 >>> from rebalproof.model.assignment import Assignment
 >>> from rebalproof.model.view import Member, RebalanceInput, Task
 >>> view = RebalanceInput(tasks=(Task(id="0_0"),), members=(Member(id="I1"),))
 >>> [str(v.status) for v in check_assignment(view, Assignment.build({"I1": {"active": ["0_0"]}}), rules="learner")]
-['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds', 'holds', 'holds']
+['holds', 'holds', 'not promised', 'holds', 'not promised', 'not promised', 'not promised', 'not promised', 'holds', 'not promised', 'holds', 'holds', 'holds', 'holds', 'holds']
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from rebalproof.errors import InputError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.balanced import balanced, balanced_at_once
-from rebalproof.properties.handover import learner_handover
+from rebalproof.properties.handover import learner_handover, orphan_to_copy
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound, warmup_bound_ha
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import stateless_at_once, staying_learners
@@ -276,6 +277,15 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
         check=stateless_at_once,
         not_promised_because="KIP-441 and the sticky baseline know no leaving members (an assignor may treat one as ordinary)",
         source="KIP-429 Stateful vs Stateless Tasks: for stateless tasks the ownership transfer should happen immediately, without a learning stage",
+    ),
+    AssignmentProperty(
+        name="orphan-to-copy",
+        promise="a stateful task whose owner is gone goes to a staying member holding a copy of it (a learner or a standby), when one does",
+        kind="always",
+        promised_by=frozenset({"learner"}),
+        check=orphan_to_copy,
+        not_promised_because="KIP-441 places actives by lag (caught-up-active), not by the copies held",
+        source="KIP-429 Assignment Algorithm: active tasks to unready learner owners, then to standby holders, then to resource available instances",
     ),
 )
 

@@ -63,7 +63,7 @@ from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import plural, problems_verdict
 from rebalproof.properties.lag import rank_text
 
-__all__ = ["learner_handover", "handover_owners"]
+__all__ = ["learner_handover", "handover_owners", "orphan_holders", "orphan_to_copy"]
 
 
 def handover_owners(view: RebalanceInput, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -103,5 +103,55 @@ def learner_handover(view: RebalanceInput, assignment: Assignment):
     return problems_verdict(
         "learner-handover", problems, tasks, members,
         f"{plural(judged, 'stateful active')} kept by its owner or handed to a member ready for it",
+        measure={"judged": judged},
+    )
+
+
+def orphan_holders(view: RebalanceInput, task_id: str) -> tuple[str, ...]:
+    """The staying members holding a copy (learner or standby) of stateful ``task_id`` when its
+    owner is gone; empty when the task is not judged (see :func:`orphan_to_copy`).
+
+    The one reading of the rule: the property, the solver's plain checker and its Z3 encoding
+    all take it from here.
+    """
+    if not view.task(task_id).stateful:
+        return ()
+    if any(task_id in m.active or (task_id not in m.copies and m.lag(task_id) is not None) for m in view.members):
+        return ()  # an owner going in, or state in no role: a revoked owner (restoring or not) or stale state
+    leaving = {m.id for m in view.members if m.leaving}
+    if len(leaving) == len(view.members):
+        leaving = set()
+    return tuple(m.id for m in view.members if m.id not in leaving and task_id in m.copies)
+
+
+def orphan_to_copy(view: RebalanceInput, assignment: Assignment):
+    """A stateful task whose owner is gone goes to a staying member holding a copy of it, when one
+    does (KIP-429's order: "To unready learner tasks owners", "To instances with standby tasks",
+    and only then "To resource available instances").
+
+    Judged only where the view shows no owner at all: no member lists the task active, and none
+    reports state for it in no role (a learner-protocol owner revokes a task being learned at the
+    join, so state in no role may be its owner, caught up or still restoring, or stale state on
+    disk; a view cannot tell them apart). A copy in any role counts (labels decide nothing), and
+    a ready learner is one (``learner-takes-over`` asks that one of those take it).
+    """
+    problems, tasks, members, judged = [], [], [], 0
+    for task_id in view.stateful_task_ids:
+        holders = orphan_holders(view, task_id)
+        if not holders:
+            continue
+        judged += 1
+        after = sorted_ids(assignment.actives_of(task_id))
+        if not after or set(after) & set(holders):  # no active at all is one-active's business
+            continue
+        problems.append(
+            f"task {task_id} has no owner going in and a copy on {', '.join(holders)}, "
+            f"but its active goes to {', '.join(after)}, which holds none"
+        )
+        tasks.append(task_id)
+        members.extend([*after, *holders])
+    return problems_verdict(
+        "orphan-to-copy", problems, tasks, members,
+        f"{plural(judged, 'stateful task')} with no owner going in given to a member holding a copy of it",
         measure={"judged": judged},
     )

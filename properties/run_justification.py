@@ -95,6 +95,12 @@ JUSTIFICATIONS: dict[str, Justification] = {
         quote="For stateless tasks the ownership transfer should happen immediately without the need of a learning stage, because there is nothing to restore.",
         forced="leave a stateless task on a leaving member when every member is leaving (someone must run it)",
     ),
+    "orphan-to-copy": Justification(
+        seed="001 Assignment Algorithm",
+        quote="To unready learner tasks owners",
+        forced="give a task whose owner revoked it at the join (state in no role, caught up or still restoring) to anyone, "
+        "since a view cannot tell that owner from stale state; prefer a ready learner or a standby holder as it likes",
+    ),
     "caught-up-standby": Justification(
         seed="002 Assignment Algorithm, requirement 2",
         quote="As a second priority, the algorithm must assign standby tasks to the next-most-caught-up instances.",

@@ -139,6 +139,8 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
         cons.extend((f"learners-all-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
     for t, ready in facts.ready_learners.items():
         cons.append((f"learner-takes-over[{t}]", z3.Or([a(t, m) for m in ready])))
+    for t, holders in facts.orphan_holders.items():
+        cons.append((f"orphan-to-copy[{t}]", z3.Or([a(t, m) for m in holders])))
     if rs.stateless_leave:
         for t in view.stateless_task_ids:
             for m in sorted(facts.treat_leaving, key=id_key):

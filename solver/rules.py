@@ -22,6 +22,7 @@ learners-kept       no      no     yes      no  KIP-429: keep existing learner t
 learners-all-kept   no      no     yes      no  the same, no learner dropped for max_warmup_replicas (own)
 learner-takes-over  no      no     yes      no  KIP-429: active tasks to instances with learners that indicate "ready" first
 stateless-at-once   no      no     yes      no  KIP-429 Stateful vs Stateless Tasks: ownership transfer happens immediately
+orphan-to-copy      no      no     yes      no  KIP-429: an ownerless task to unready learner owners, then standby holders, first
 fixpoint            yes     yes    no       yes KIP-441 Assignment Algorithm 5
 probing-rebalance   no      no     no       yes KIP-441 Probing Rebalances
 ==================  ======  =====  =======  ==  =====================================================
@@ -74,6 +75,9 @@ implementation reading them otherwise is still correct, as the catalogue says.
 - ``stateless-at-once[t@m]``: a stateless task is not active on a leaving member while another
   member stays (:func:`rebalproof.properties.leaving.stateless_at_once`; a restriction of the
   actives' hosts).
+- ``orphan-to-copy[t]``: a stateful task the view shows no owner of goes to a staying member
+  holding a copy of it, when one does (:func:`rebalproof.properties.handover.orphan_holders`;
+  a restriction of the actives' hosts).
 - ``fixpoint``: when the current assignment is valid, balanced and caught up
   (:func:`rebalproof.properties.stability.fixpoint_premise` finds nothing), it is the only
   allowed answer (KIP-441: "it must not alter the assignment").
@@ -102,7 +106,7 @@ from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
-from rebalproof.properties.handover import handover_owners
+from rebalproof.properties.handover import handover_owners, orphan_holders
 from rebalproof.properties.learners import droppable, kept_learners, ready_learners
 from rebalproof.properties.lag import acceptable_active_holders
 from rebalproof.properties.stability import fixpoint_premise, same_copies
@@ -127,6 +131,7 @@ class RuleSet:
     learners: bool = False
     takes_over: bool = False
     stateless_leave: bool = False
+    orphans: bool = False
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -145,6 +150,8 @@ class RuleSet:
             out.append("learner-takes-over")
         if self.stateless_leave:
             out.append("stateless-at-once")
+        if self.orphans:
+            out.append("orphan-to-copy")
         if self.fixpoint:
             out.append("fixpoint")
         if self.probing:
@@ -162,7 +169,7 @@ RULE_SETS: dict[str, RuleSet] = {
     for r in (
         RuleSet(name="sticky", summary="pre-KIP-429 sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
         RuleSet(name="eager", summary="eager rebalancing with the sticky assignor", warmup_bound=True, caught_up_active=False, fixpoint=True, probing=False),
-        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True, takes_over=True, stateless_leave=True),
+        RuleSet(name="learner", summary="KIP-429 learner tasks", warmup_bound=False, caught_up_active=False, fixpoint=False, probing=False, handover=True, learners=True, takes_over=True, stateless_leave=True, orphans=True),
         RuleSet(name="ha", summary="KIP-441 high-availability assignor", warmup_bound=True, caught_up_active=True, fixpoint=True, probing=True),
     )
 }
@@ -227,7 +234,7 @@ class Facts:
     @cached_property
     def active_hosts(self) -> dict[str, tuple[str, ...]]:
         """Task -> members that may hold its active (``leaving``; ``caught-up-active`` under ha; ``learner-handover``,
-        ``learner-takes-over`` and ``stateless-at-once`` under learner)."""
+        ``learner-takes-over``, ``stateless-at-once`` and ``orphan-to-copy`` under learner)."""
         out = {}
         for task in self.view.tasks:
             hosts = self.eligible[task.id]
@@ -241,8 +248,18 @@ class Facts:
                 hosts = tuple(m for m in hosts if not kept or m not in refused)
             if task.id in self.ready_learners:
                 hosts = tuple(m for m in hosts if m in self.ready_learners[task.id])
+            if task.id in self.orphan_holders:
+                hosts = tuple(m for m in hosts if m in self.orphan_holders[task.id])
             out[task.id] = hosts
         return out
+
+    @cached_property
+    def orphan_holders(self) -> dict[str, tuple[str, ...]]:
+        """Stateful task with no owner in the view -> the staying members holding a copy of it, for the tasks that have some (none outside ``learner``): ``orphan-to-copy``."""
+        if not self.rules.orphans:
+            return {}
+        found = {t: orphan_holders(self.view, t) for t in self.view.stateful_task_ids}
+        return {t: holders for t, holders in found.items() if holders}
 
     @cached_property
     def ready_learners(self) -> dict[str, tuple[str, ...]]:
@@ -407,6 +424,11 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         if not set(actives) & set(ready):
             where = f"goes to {_say(actives)}" if actives else "goes nowhere"
             out.append(Violation(f"learner-takes-over[{t}]", f"task {t} has a ready learner on {_say(ready)} but its active {where}: learner-takes-over", (t,), sorted_ids({*ready, *actives})))
+    for t, holders in facts.orphan_holders.items():
+        actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
+        if not set(actives) & set(holders):
+            where = f"goes to {_say(actives)}" if actives else "goes nowhere"
+            out.append(Violation(f"orphan-to-copy[{t}]", f"task {t} has no owner going in and a copy on {_say(holders)}, but its active {where}: orphan-to-copy", (t,), sorted_ids({*holders, *actives})))
     if rs.stateless_leave:
         for t in view.stateless_task_ids:
             for m in sorted_ids(m for m, h in held[t].items() if "active" in h and m in facts.treat_leaving):

@@ -211,7 +211,7 @@ def test_a_changed_per_rebalance_promise_is_unexpected(capsys, tmp_path):
     code, out, _ = run(capsys, "verify", str(write(tmp_path, "p.toml", recorded)), "--out", str(tmp_path / "o"),
                        "--engine", "local", "--check", "eager+sticky")
     assert code == 1 and "unexpected: sticky: warmup-bound: the rule set's promise differs" in out
-    right = TINY + '\n[rebalances.not_promised]\nsticky = ["caught-up-active", "staying-learners", "caught-up-standby", "learner-handover", "learners-kept", "learner-takes-over", "stateless-at-once"]\n'
+    right = TINY + '\n[rebalances.not_promised]\nsticky = ["caught-up-active", "staying-learners", "caught-up-standby", "learner-handover", "learners-kept", "learner-takes-over", "stateless-at-once", "orphan-to-copy"]\n'
     code, _, _ = run(capsys, "verify", str(write(tmp_path, "q.toml", right)), "--out", str(tmp_path / "o2"),
                      "--engine", "local", "--check", "eager+sticky")
     assert code == 0

@@ -27,7 +27,7 @@ from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
 from rebalproof.strategies import assignments, rebalance_inputs
 
 NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced",
-         "staying-learners", "caught-up-standby", "learner-handover", "learners-kept", "learner-takes-over", "stateless-at-once"]
+         "staying-learners", "caught-up-standby", "learner-handover", "learners-kept", "learner-takes-over", "stateless-at-once", "orphan-to-copy"]
 
 
 def view_of(tasks, members, **config) -> RebalanceInput:
@@ -55,7 +55,7 @@ def answer(probing=False, **members) -> Assignment:
 # -- the catalogue ---------------------------------------------------------------------------------
 def test_catalogue_order_kinds_and_promises():
     assert [p.name for p in PER_ASSIGNMENT] == NAMES
-    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always", "always", "always", "always", "always", "always"]
+    assert [p.kind for p in PER_ASSIGNMENT] == ["always"] * 7 + ["measure", "always", "always", "always", "always", "always", "always", "always"]
     table = {p.name: {r for r in RULE_SETS if r in p.promised_by} for p in PER_ASSIGNMENT}
     assert table == {
         "one-active": set(RULE_SETS),
@@ -72,6 +72,7 @@ def test_catalogue_order_kinds_and_promises():
         "learners-kept": {"learner"},
         "learner-takes-over": {"learner"},
         "stateless-at-once": {"learner"},
+        "orphan-to-copy": {"learner"},
     }
     assert all(p.promise and "\n" not in p.promise and p.source for p in PER_ASSIGNMENT)
     assert all(p.not_promised_because for p in PER_ASSIGNMENT if p.promised_by != frozenset(RULE_SETS))

@@ -86,3 +86,15 @@ def test_a_misread_acceptable_recovery_lag_is_caught_once_the_check_sets_another
         bad = {r.property.name for r in result.results if r.verdict.status.name == "VIOLATED"}
         assert violated <= bad and (bad or not violated), (lag, bad)
         assert bool(bad) == bool(violated), (lag, bad)
+
+
+def test_a_task_whose_owner_is_gone_dealt_cold_is_caught():
+    """Red team 6's ``orphan_cold`` kept every property up to 331,686 states before
+    ``orphan-to-copy``: a task whose owner is gone went to the least-loaded member although
+    another held a copy of it."""
+    with resolve("py:tests.assignors.red6_learner:orphan_cold") as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=Bounds(), rules="learner",
+                             symmetry=False, por=True)
+    bad = {r.property.name: r.verdict.message for r in result.results if r.verdict.status.name == "VIOLATED"}
+    assert set(bad) == {"orphan-to-copy"}, bad
+    assert "has no owner going in and a copy on" in bad["orphan-to-copy"]

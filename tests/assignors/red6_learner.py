@@ -290,3 +290,10 @@ def stateless_learners(v):
     gets a learner of it (seed 001: "For stateless tasks the ownership transfer should happen
     immediately without the need of a learning stage")."""
     return assign(v, stateless_learners=True)
+
+
+def orphan_cold(v):
+    """A task whose owner is gone goes to the least-loaded member, its learner and the caught-up
+    standbys others hold ignored (seed 001's order: "To unready learner tasks owners", "To
+    instances with standby tasks", and only then "To resource available instances")."""
+    return assign(v, orphan_cold=True)
