@@ -98,3 +98,47 @@ def test_a_task_whose_owner_is_gone_dealt_cold_is_caught():
     bad = {r.property.name: r.verdict.message for r in result.results if r.verdict.status.name == "VIOLATED"}
     assert set(bad) == {"orphan-to-copy"}, bad
     assert "has no owner going in and a copy on" in bad["orphan-to-copy"]
+
+
+# -- the two properties' readings, case by case ---------------------------------------------------
+def _view(tasks, members):
+    from rebalproof.model.view import Member, RebalanceInput, Task
+
+    return RebalanceInput(tasks=tuple(Task(id=t.lstrip("~"), stateful=not t.startswith("~")) for t in tasks),
+                          members=tuple(Member(**m) for m in members))
+
+
+def _answer(**held):
+    from rebalproof.model.assignment import Assignment
+
+    return Assignment.build({m: {"active": a.split(), "standby": [], "warmup": []} for m, a in held.items()})
+
+
+def test_stateless_at_once_case_by_case():
+    from rebalproof.properties.leaving import stateless_at_once
+
+    members = [{"id": "I1", "leaving": True, "active": ("1_0",)}, {"id": "I2"}]
+    view = _view(["~1_0"], members)
+    v = stateless_at_once(view, _answer(I1="1_0", I2=""))
+    assert v.violated and v.message == "stateless task 1_0 is left active on I1, which is leaving, though I2 stays: with nothing to restore it moves at once"
+    assert stateless_at_once(view, _answer(I1="", I2="1_0")).holds
+    everyone = _view(["~1_0"], [{**members[0]}, {"id": "I2", "leaving": True}])
+    assert stateless_at_once(everyone, _answer(I1="1_0", I2="")).holds  # someone must run it
+    stateful = _view(["1_0"], [{**members[0], "lags": {"1_0": 0}}, {"id": "I2"}])
+    assert stateless_at_once(stateful, _answer(I1="1_0", I2="")).holds  # a stateful one waits for its learner
+
+
+def test_orphan_to_copy_judges_only_where_the_view_shows_no_owner():
+    from rebalproof.properties.handover import orphan_to_copy
+
+    holder = {"id": "I1", "standby": ("0_0",), "lags": {"0_0": 20000}}
+    view = _view(["0_0"], [holder, {"id": "I2"}])
+    v = orphan_to_copy(view, _answer(I1="", I2="0_0"))
+    assert v.violated and "task 0_0 has no owner going in and a copy on I1, but its active goes to I2" in v.message
+    assert orphan_to_copy(view, _answer(I1="0_0", I2="")).holds  # a standby still restoring is a copy
+    owner = _view(["0_0"], [holder, {"id": "I2", "active": ("0_0",), "lags": {"0_0": 0}}, {"id": "I3"}])
+    assert orphan_to_copy(owner, _answer(I1="", I2="", I3="0_0")).measure["judged"] == 0  # learner-handover's
+    revoked = _view(["0_0"], [holder, {"id": "I2", "lags": {"0_0": 20000}}, {"id": "I3"}])
+    assert orphan_to_copy(revoked, _answer(I1="", I2="0_0", I3="")).measure["judged"] == 0  # a revoked owner restoring?
+    leaving = _view(["0_0"], [{**holder, "leaving": True}, {"id": "I2"}])
+    assert orphan_to_copy(leaving, _answer(I1="", I2="0_0")).measure["judged"] == 0  # copies on leaving members
