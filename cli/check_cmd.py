@@ -362,7 +362,7 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
         f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
         f"max {b.max_warmups} warmups, "
-        f"{'' if b.acceptable_recovery_lag == 10000 else f'acceptable_recovery_lag {b.acceptable_recovery_lag}, '}"
+        f"{'' if b.acceptable_recovery_lag == Bounds().acceptable_recovery_lag else f'acceptable_recovery_lag {b.acceptable_recovery_lag}, '}"
         f"{b.events} membership events"
         f"{f', depth {b.depth}' if b.depth is not None else ''}{', aging' if b.aging else ''}"
         f"{', boundary lags' if b.boundary_lags else ''}, {b.start} start"

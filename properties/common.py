@@ -114,6 +114,13 @@ def shown_as_owner(view: RebalanceInput, member_id: str, task: str) -> bool:
     return task in m.active or (task not in m.copies and is_caught_up(view, member_id, task))
 
 
+def treated_as_leaving(view: RebalanceInput) -> frozenset[str]:
+    """The members marked leaving, or none when every member is: none is then "without intention
+    of leaving" (KIP-429), and someone must run the tasks."""
+    leaving = frozenset(m.id for m in view.members if m.leaving)
+    return frozenset() if len(leaving) == len(view.members) else leaving
+
+
 def staying_members(view: RebalanceInput) -> tuple[str, ...]:
     """The non-leaving members, in id order."""
     return tuple(m.id for m in view.members if not m.leaving)

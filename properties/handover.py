@@ -60,7 +60,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import plural, problems_verdict
+from rebalproof.properties.common import plural, problems_verdict, treated_as_leaving
 from rebalproof.properties.lag import rank_text
 
 __all__ = ["learner_handover", "handover_owners", "orphan_holders", "orphan_to_copy"]
@@ -118,9 +118,7 @@ def orphan_holders(view: RebalanceInput, task_id: str) -> tuple[str, ...]:
         return ()
     if any(task_id in m.active or (task_id not in m.copies and m.lag(task_id) is not None) for m in view.members):
         return ()  # an owner going in, or state in no role: a revoked owner (restoring or not) or stale state
-    leaving = {m.id for m in view.members if m.leaving}
-    if len(leaving) == len(view.members):
-        leaving = set()
+    leaving = treated_as_leaving(view)
     return tuple(m.id for m in view.members if m.id not in leaving and task_id in m.copies)
 
 

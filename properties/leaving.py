@@ -42,7 +42,7 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import plural, problems_verdict, standby_allowance, words
+from rebalproof.properties.common import plural, problems_verdict, standby_allowance, treated_as_leaving, words
 from rebalproof.properties.verdict import Verdict
 
 __all__ = ["staying_learners", "stateless_at_once"]
@@ -50,9 +50,8 @@ __all__ = ["staying_learners", "stateless_at_once"]
 
 def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """No member marked leaving is given a learner (see the module doc)."""
-    leaving = [m for m in view.members if m.leaving]
-    if len(leaving) == len(view.members):
-        leaving = []
+    treated = treated_as_leaving(view)
+    leaving = [m for m in view.members if m.id in treated]
     slots = standby_allowance(view)
     learners: dict[str, list[str]] = {}  # member -> tasks given as learners (warmup role)
     standbys: dict[str, list[str]] = {}  # task -> leaving members given it as a new standby
@@ -88,10 +87,10 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
 
 def stateless_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """No stateless task stays active on a leaving member while another member stays (module doc)."""
-    leaving = sorted_ids(m.id for m in view.members if m.leaving)
+    leaving = sorted_ids(treated_as_leaving(view))
     stateless = view.stateless_task_ids
-    if not leaving or len(leaving) == len(view.members):
-        said = "no member is leaving" if not leaving else "every member is leaving (someone must run the tasks)"
+    if not leaving:
+        said = "every member is leaving (someone must run the tasks)" if view.members and all(m.leaving for m in view.members) else "no member is leaving"
         return problems_verdict("stateless-at-once", [], (), (), said, measure={"kept_on_leaving": 0})
     kept = [(m, t) for m in leaving for t in sorted_ids(set(assignment.of(m).active)) if t in stateless]
     staying = sorted_ids(m.id for m in view.members if not m.leaving)

@@ -137,10 +137,9 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
     elif lost:
         cons.append(("learners-kept", _count(dropped for _, dropped in lost) <= facts.learner_drops))
         cons.extend((f"learners-all-kept[{t}]", z3.Not(dropped)) for t, dropped in lost)
-    for t, ready in facts.ready_learners.items():
-        cons.append((f"learner-takes-over[{t}]", z3.Or([a(t, m) for m in ready])))
-    for t, holders in facts.orphan_holders.items():
-        cons.append((f"orphan-to-copy[{t}]", z3.Or([a(t, m) for m in holders])))
+    for rule, _, among in facts.hosts_among:
+        for t, hosts in among.items():
+            cons.append((f"{rule}[{t}]", z3.Or([a(t, m) for m in hosts])))
     if rs.stateless_leave:
         for t in view.stateless_task_ids:
             for m in sorted(facts.treat_leaving, key=id_key):

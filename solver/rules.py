@@ -105,7 +105,7 @@ from rebalproof.model.balance import is_balanced
 from rebalproof.model.names import sorted_ids
 from rebalproof.model.ranking import is_caught_up
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance
+from rebalproof.properties.common import current_assignment, required_standbys, standby_allowance, treated_as_leaving
 from rebalproof.properties.handover import handover_owners, orphan_holders
 from rebalproof.properties.learners import droppable, kept_learners, ready_learners
 from rebalproof.properties.lag import acceptable_active_holders
@@ -207,8 +207,7 @@ class Facts:
         self.view = view
         self.rules = rule_set(rules)
         self.staying = tuple(m.id for m in view.members if not m.leaving)
-        leaving = frozenset(m.id for m in view.members if m.leaving)
-        self.treat_leaving = frozenset() if len(leaving) == len(view.members) else leaving
+        self.treat_leaving = treated_as_leaving(view)
         self.required = required_standbys(view)
         self.allowance = standby_allowance(view)
 
@@ -246,28 +245,28 @@ class Facts:
             if self.rules.handover and task.stateful:
                 kept, refused = handover_owners(self.view, task.id)
                 hosts = tuple(m for m in hosts if not kept or m not in refused)
-            if task.id in self.ready_learners:
-                hosts = tuple(m for m in hosts if m in self.ready_learners[task.id])
-            if task.id in self.orphan_holders:
-                hosts = tuple(m for m in hosts if m in self.orphan_holders[task.id])
+            for _, _, among in self.hosts_among:
+                if task.id in among:
+                    hosts = tuple(m for m in hosts if m in among[task.id])
             out[task.id] = hosts
         return out
 
     @cached_property
-    def orphan_holders(self) -> dict[str, tuple[str, ...]]:
-        """Stateful task with no owner in the view -> the staying members holding a copy of it, for the tasks that have some (none outside ``learner``): ``orphan-to-copy``."""
-        if not self.rules.orphans:
-            return {}
-        found = {t: orphan_holders(self.view, t) for t in self.view.stateful_task_ids}
-        return {t: holders for t, holders in found.items() if holders}
-
-    @cached_property
-    def ready_learners(self) -> dict[str, tuple[str, ...]]:
-        """Stateful task -> its ready learners, for the tasks that have some (none outside ``learner``): ``learner-takes-over``."""
-        if not self.rules.takes_over:
-            return {}
-        found = {t: ready_learners(self.view, t) for t in self.view.stateful_task_ids}
-        return {t: ready for t, ready in found.items() if ready}
+    def hosts_among(self) -> tuple[tuple[str, str, dict[str, tuple[str, ...]]], ...]:
+        """The rules that give a task's active to one of some members, each ``(rule, its sentence
+        with {t}, {hosts} and {where}, stateful task -> those members)`` for the tasks that have
+        some: ``learner-takes-over`` (its ready learners) and ``orphan-to-copy`` (with no owner in
+        the view, the staying members holding a copy), none outside ``learner``. The plain
+        checker, the Z3 encoding and :attr:`active_hosts` read them from here."""
+        rules = (
+            ("learner-takes-over", "task {t} has a ready learner on {hosts} but its active {where}", self.rules.takes_over, ready_learners),
+            ("orphan-to-copy", "task {t} has no owner going in and a copy on {hosts}, but its active {where}", self.rules.orphans, orphan_holders),
+        )
+        out = []
+        for rule, sentence, on, reading in rules:
+            found = {t: reading(self.view, t) for t in self.view.stateful_task_ids} if on else {}
+            out.append((rule, sentence, {t: hosts for t, hosts in found.items() if hosts}))
+        return tuple(out)
 
     @cached_property
     def kept_learners(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -419,16 +418,13 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
             which = tuple(t for t, _, _ in dropped)
             out.append(Violation("learners-kept", f"{len(dropped)} tasks ({_say(which)}) stay with an owner but lose their restoring learners, more than the {facts.learner_drops} learners going in beyond max_warmup_replicas: learners-kept", which))
         out.extend(each_dropped("learners-all-kept"))
-    for t, ready in facts.ready_learners.items():
-        actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
-        if not set(actives) & set(ready):
-            where = f"goes to {_say(actives)}" if actives else "goes nowhere"
-            out.append(Violation(f"learner-takes-over[{t}]", f"task {t} has a ready learner on {_say(ready)} but its active {where}: learner-takes-over", (t,), sorted_ids({*ready, *actives})))
-    for t, holders in facts.orphan_holders.items():
-        actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
-        if not set(actives) & set(holders):
-            where = f"goes to {_say(actives)}" if actives else "goes nowhere"
-            out.append(Violation(f"orphan-to-copy[{t}]", f"task {t} has no owner going in and a copy on {_say(holders)}, but its active {where}: orphan-to-copy", (t,), sorted_ids({*holders, *actives})))
+    for rule, sentence, among in facts.hosts_among:
+        for t, hosts in among.items():
+            actives = sorted_ids(m for m, h in held[t].items() if "active" in h)
+            if not set(actives) & set(hosts):
+                where = f"goes to {_say(actives)}" if actives else "goes nowhere"
+                said = sentence.format(t=t, hosts=_say(hosts), where=where)
+                out.append(Violation(f"{rule}[{t}]", f"{said}: {rule}", (t,), sorted_ids({*hosts, *actives})))
     if rs.stateless_leave:
         for t in view.stateless_task_ids:
             for m in sorted_ids(m for m, h in held[t].items() if "active" in h and m in facts.treat_leaving):
