@@ -10,8 +10,10 @@ With capacities (stream threads), "within 1" becomes: no single task moved from 
 ``i, j``: ``n_i / c_i <= (n_j + 1) / c_j`` (:func:`within_one`). With equal capacities this is
 exactly ``max - min <= 1``. The KIP leaves capacities open, and a second reading is as
 faithful: its two sentences taken literally, instances within one task and no thread running
-more than one task more than another (:func:`threads_within_one`); and a third: each instance
-holds its share of the tasks by threads rounded down or up (:func:`share_within_one`).
+more than one task more than another (:func:`threads_within_one`); a third: each instance
+holds its share of the tasks by threads rounded down or up (:func:`share_within_one`); and a
+fourth: the thread sentence alone, no thread running more than one task more than another
+wherever it runs (:func:`thread_loads_within_one`, Kafka's own sticky assignors).
 The solver and the built-in assignors aim at the first (:attr:`BalanceReport.balanced`); the
 properties accept a count balanced by any of them (:attr:`BalanceReport.balanced_either`), so an
 implementation is not faulted for the reading it chose. Subtopology balance applies the same rule to each subtopology's tasks
@@ -40,8 +42,8 @@ from rebalproof.model.names import sorted_ids, subtopology_of
 from rebalproof.model.view import RebalanceInput
 
 __all__ = [
-    "within_one", "threads_within_one", "share_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
-    "is_balanced", "balanced_either", "balanced_every_way", "counts_by_reading",
+    "within_one", "threads_within_one", "share_within_one", "thread_loads_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
+    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "counts_by_reading",
 ]
 
 
@@ -74,13 +76,9 @@ def threads_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bo
     >>> threads_within_one({"I1": 2, "I2": 1}, {"I1": 1, "I2": 2}), threads_within_one({"I1": 2, "I2": 0}, {"I1": 2, "I2": 2})
     (False, False)
     """
-    if not counts:
-        return True
-    if max(counts.values()) - min(counts.values()) > 1:
+    if counts and max(counts.values()) - min(counts.values()) > 1:
         return False
-    busiest = max(-(-counts[m] // capacities[m]) for m in counts)
-    idlest = min(counts[m] // capacities[m] for m in counts)
-    return busiest - idlest <= 1
+    return thread_loads_within_one(counts, capacities)
 
 
 def share_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
@@ -106,8 +104,33 @@ def share_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool
     return all((k * capacities[m]) // threads <= n <= -(-(k * capacities[m]) // threads) for m, n in counts.items())
 
 
-#: The three readings of "within one" with capacities, in the order the module doc gives them.
-READINGS = (within_one, threads_within_one, share_within_one)
+def thread_loads_within_one(counts: dict[str, int], capacities: dict[str, int]) -> bool:
+    """True when no thread anywhere runs more than one task more than another, instances aside.
+
+    The fourth reading of "within one" with capacities: KIP-441 "Constraints and Cost Function"
+    alone, "We try to distribute tasks evenly across the cluster, instead of letting one thread
+    have more tasks than another" (each instance's tasks spread over its threads, the busiest
+    thread, ``ceil(n_i / c_i)``, at most one task above the idlest, ``floor(n_j / c_j)``), without
+    :func:`threads_within_one`'s instance sentence. Kafka's own sticky assignors balance this way
+    (KIP-924's and KIP-1071's ``StickyTaskAssignor`` move nothing while every thread runs within
+    one task of every other), and so does its high-availability assignor's placement across
+    subtopologies. With one thread per instance it is :func:`within_one`; with more it accepts an
+    idle instance beside one running a task per thread.
+
+    >>> thread_loads_within_one({"I1": 3, "I2": 0}, {"I1": 3, "I2": 3}), threads_within_one({"I1": 3, "I2": 0}, {"I1": 3, "I2": 3})
+    (True, False)
+    >>> thread_loads_within_one({"I1": 4, "I2": 0}, {"I1": 3, "I2": 3}), thread_loads_within_one({"I1": 2, "I2": 1}, {"I1": 1, "I2": 2})
+    (False, False)
+    """
+    if not counts:
+        return True
+    busiest = max(-(-counts[m] // capacities[m]) for m in counts)
+    idlest = min(counts[m] // capacities[m] for m in counts)
+    return busiest - idlest <= 1
+
+
+#: The four readings of "within one" with capacities, in the order the module doc gives them.
+READINGS = (within_one, threads_within_one, share_within_one, thread_loads_within_one)
 
 
 def spread(counts: dict[str, int], capacities: dict[str, int]) -> float:
@@ -128,7 +151,7 @@ class BalanceReport:
     copies_spread: float
     subtopology_within_one: bool
     subtopology_spread: tuple[tuple[str, float], ...]
-    #: the actives, and each subtopology's, within one by :func:`within_one`, :func:`threads_within_one` or :func:`share_within_one`
+    #: the actives, and each subtopology's, within one by a reading of :data:`READINGS`
     active_either: bool = False
     subtopology_either: bool = False
     #: the subtopologies within one by no reading, each with its actives per member (non-leaving)
@@ -196,9 +219,8 @@ def measure_balance(view: RebalanceInput, assignment: Assignment) -> BalanceRepo
 
 
 def _within_one_either(counts: dict[str, int], capacities: dict[str, int]) -> bool:
-    """Within one by any of the three readings with capacities (:func:`within_one`,
-    :func:`threads_within_one`, :func:`share_within_one`)."""
-    return within_one(counts, capacities) or threads_within_one(counts, capacities) or share_within_one(counts, capacities)
+    """Within one by any of the readings with capacities (:data:`READINGS`)."""
+    return any(reading(counts, capacities) for reading in READINGS)
 
 
 def is_balanced(view: RebalanceInput, assignment: Assignment) -> bool:
@@ -227,3 +249,13 @@ def balanced_every_way(view: RebalanceInput, assignment: Assignment) -> bool:
     whichever reading it chose. With equal capacities it is :func:`is_balanced`."""
     caps, actives, _, per_sub = _counts(view, assignment)
     return all(reading(actives, caps) and all(reading(c, caps) for c in per_sub.values()) for reading in READINGS)
+
+
+def copies_balanced_every_way(view: RebalanceInput, assignment: Assignment) -> bool:
+    """All copies (active, standby and warmup alike) per member within one by *every* reading of
+    :data:`READINGS`: KIP-441 balances "as today" ("Note that "balance" in this KIP, as today, is
+    purely a function of task distribution over the instances"), and the Streams assignor of that
+    day, like Kafka's sticky assignors since, counts every assigned task, standbys included, so an
+    implementation may rightly move a standby to even out a layout whose actives are balanced."""
+    caps, _, copies, _ = _counts(view, assignment)
+    return all(reading(copies, caps) for reading in READINGS)

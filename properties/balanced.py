@@ -9,12 +9,13 @@ What a rule set promises differs (KIP-441 "Iterative Balancing Assignments": an 
 soon as possible", while probing rebalances continue "until it is able to create a balanced
 assignment"):
 
-"Within one" with capacities has three readings (:mod:`rebalproof.model.balance`): per thread
+"Within one" with capacities has four readings (:mod:`rebalproof.model.balance`): per thread
 of load, ``n_i / c_i <= (n_j + 1) / c_j``; the KIP's sentences taken literally (instances within
-one task, threads within one task); and each instance holding its share of the tasks by threads,
-rounded down or up. A count balanced by any of them is balanced here, so an implementation is
-not faulted for the reading it chose; the message says when only another than the first holds
-(``by_threads: true``).
+one task, threads within one task); each instance holding its share of the tasks by threads,
+rounded down or up; and the thread sentence alone (no thread runs more than one task more than
+another, whatever instance it is on: Kafka's own assignors). A count balanced by any of them is
+balanced here, so an implementation is not faulted for the reading it chose; the message says
+when only another than the first holds (``by_threads: true``).
 
 - :func:`balanced` — the ``ha`` reading: balanced, **or** a probing rebalance is scheduled
   (the assignor traded balance for caught-up actives and is moving state with warmups).
