@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment, MemberAssignment
-from rebalproof.model.balance import READINGS, balanced_every_way, counts_by_reading, measure_balance
+from rebalproof.model.balance import READINGS, balanced_every_way, copies_balanced_every_way, counts_by_reading, measure_balance
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of, rank
 from rebalproof.model.view import RebalanceInput
@@ -32,7 +32,7 @@ from rebalproof.properties.lag import rank_text
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "premise_holds", "same_copies", "fixpoint", "stable", "stable_ha", "load_changes"]
+__all__ = ["fixpoint_premise", "premise_holds", "same_copies", "same_actives", "fixpoint_pins_copies", "fixpoint", "stable", "stable_settled", "load_changes"]
 
 _MAX_LISTED = 6
 
@@ -147,7 +147,37 @@ def same_copies(before: Assignment, after: Assignment) -> bool:
     return shapes(before) == shapes(after)
 
 
-def _changes(before: Assignment, after: Assignment, members) -> list[str]:
+def same_actives(before: Assignment, after: Assignment) -> bool:
+    """The actives equal member by member (duplicates kept, members with none aside); replicas aside."""
+    def actives(a):
+        return {m: _held(x, True) for m, x in a.members if x.active}
+    return actives(before) == actives(after)
+
+
+def _held(held: MemberAssignment, actives_only: bool):
+    """What :func:`fixpoint` compares of one member: its actives (sorted, duplicates kept), or its shape."""
+    return tuple(sorted(held.active, key=id_key)) if actives_only else _shape(held)
+
+
+def _tasks(held: MemberAssignment, actives_only: bool) -> set[str]:
+    return set(held.active) if actives_only else set(held.copies)
+
+
+def fixpoint_pins_copies(view: RebalanceInput) -> bool:
+    """Whether ``fixpoint`` pins every copy of the current assignment, or only its actives.
+
+    Every copy when all copies (active, standby and warmup alike) are within one by every reading
+    of "within one" (:func:`~rebalproof.model.balance.copies_balanced_every_way`). Otherwise an
+    implementation that counts standbys in its balance, as KIP-441 lets it ("Note that "balance"
+    in this KIP, as today, is purely a function of task distribution over the instances": the
+    Streams assignor of that day counted every assigned task, and Kafka's sticky assignors still
+    do), does not call the layout balanced and may move replicas to even it out; the actives,
+    balanced by every reading, stay pinned.
+    """
+    return copies_balanced_every_way(view, current_assignment(view))
+
+
+def _changes(before: Assignment, after: Assignment, members, *, actives_only: bool = False) -> list[str]:
     """What each member gains and loses; a replica is named by the label it has where it is."""
     out = []
     for member in members:
@@ -160,18 +190,22 @@ def _changes(before: Assignment, after: Assignment, members) -> list[str]:
         if lost:
             parts.append(f"loses active {words(lost)}")
         kept_before, kept_after = set(a.standby + a.warmup), set(b.standby + b.warmup)
-        for role in ("standby", "warmup"):
+        for role in () if actives_only else ("standby", "warmup"):
             gained = sorted_ids(set(getattr(b, role)) - kept_before)
             lost = sorted_ids(set(getattr(a, role)) - kept_after)
             if gained:
                 parts.append(f"gains {role} {words(gained)}")
             if lost:
                 parts.append(f"loses {role} {words(lost)}")
-        if not parts and _shape(a) != _shape(b):
+        if not parts and _held(a, actives_only) != _held(b, actives_only):
             parts.append("lists a task twice")
         if parts:
             out.append(f"{member} {', '.join(parts)}")
     return out
+
+
+_REPLICAS_FREE = ("its replicas may move: all copies, standbys counted, are not within one by every reading, "
+                  "and an assignor balancing them may even them out")
 
 
 def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -179,8 +213,10 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
 
     When :func:`fixpoint_premise` finds no reason against the current assignment, the answer must
     have the same copies (:func:`same_copies`: equal member by member, members with nothing
-    aside, a standby and a warmup alike). Otherwise the property holds vacuously, with
-    ``measure["premise"]`` false and the reasons in the message. A probing rebalance asked for
+    aside, a standby and a warmup alike), or, where all copies are not within one by every
+    reading (:func:`fixpoint_pins_copies`), the same actives (:func:`same_actives`). Otherwise
+    the property holds vacuously, with ``measure["premise"]`` false and the reasons in the
+    message. A probing rebalance asked for
     is no change of the assignment: "once the leader makes a balanced assignment, it *can* stop
     performing probing rebalances" (KIP-441 "Probing Rebalances") allows, it does not order;
     probing for ever is ``converges``' business (the group never settles).
@@ -194,28 +230,26 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
             measure={"premise": False},
         )
     current = current_assignment(view)
-    problems = []
+    pins_copies = fixpoint_pins_copies(view)
+    measure = {"premise": True, "pinned": "copies" if pins_copies else "actives"}
     members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
-    changes = _changes(current, assignment, members) if not same_copies(current, assignment) else []
-    if changes:
-        shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
-        problems.append(f"the answer changes it: {'; '.join(shown)}")
-    if not problems:
-        return Verdict(
-            property="fixpoint",
-            status=Status.HOLDS,
-            message="the valid, balanced, caught-up current assignment is returned unchanged",
-            measure={"premise": True},
-        )
-    touched = [m for m in members if _shape(current.of(m)) != _shape(assignment.of(m))]
-    tasks = {t for m in touched for t in set(current.of(m).copies) ^ set(assignment.of(m).copies)}
+    kept = same_copies(current, assignment) if pins_copies else same_actives(current, assignment)
+    if kept:
+        said = ("the valid, balanced, caught-up current assignment is returned unchanged" if pins_copies or same_copies(current, assignment)
+                else f"the valid, balanced, caught-up current assignment keeps its actives ({_REPLICAS_FREE})")
+        return Verdict(property="fixpoint", status=Status.HOLDS, message=said, measure=measure)
+    changes = _changes(current, assignment, members, actives_only=not pins_copies)
+    shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
+    touched = [m for m in members if _held(current.of(m), not pins_copies) != _held(assignment.of(m), not pins_copies)]
+    tasks = {t for m in touched for t in _tasks(current.of(m), not pins_copies) ^ _tasks(assignment.of(m), not pins_copies)}
+    aside = "" if pins_copies else f" ({_REPLICAS_FREE}, its actives may not)"
     return Verdict(
         property="fixpoint",
         status=Status.VIOLATED,
-        message=f"the current assignment is valid, balanced and caught up, but {' and '.join(problems)}",
+        message=f"the current assignment is valid, balanced and caught up{aside}, but the answer changes it: {'; '.join(shown)}",
         tasks=sorted_ids(tasks),
         members=sorted_ids(touched),
-        measure={"premise": True},
+        measure=measure,
     )
 
 
@@ -389,14 +423,16 @@ def load_changes(view: RebalanceInput, assignment: Assignment) -> tuple[str, ...
     return tuple(reasons)
 
 
-def stable_ha(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """``stable`` as the ha rules read requirement 6: no stateless shuffle when nothing changes the load.
+def stable_settled(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """``stable`` as every rule set promising it reads requirement 6: no stateless shuffle when nothing changes the load.
 
     KIP-441 asks that the algorithm "should try not to shuffle stateless tasks randomly", and
     "the assignor just packs the stateless tasks into the cluster to achieve the best balance it
     can with respect to the assignments of stateful tasks" ("Stateless tasks"). A packing that
-    starts afresh from the stateful load each time (Kafka's own assignor does) moves stateless
-    tasks whenever that load changes, deterministically, not randomly. So the ha rules judge a
+    starts afresh from the stateful load each time (Kafka's high-availability assignor does)
+    moves stateless tasks whenever that load changes, deterministically, not randomly; Kafka's
+    sticky assignor, dealing tasks to previous owners while they have room, moves one when an
+    orphan fills its owner first. So the ha, sticky and eager rules judge a
     stateless move (by :func:`stable`'s two tests) only in a rebalance that changes nothing the
     packing depends on (:func:`load_changes`): the same members as the last generation, none
     leaving, every stateful copy kept. There a move is a shuffle without cause. Otherwise the

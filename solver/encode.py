@@ -146,7 +146,7 @@ def encode(view: RebalanceInput, rules: str | RuleSet, *, facts: Facts | None = 
                 cons.append((f"stateless-at-once[{t}@{m}]", z3.Not(a(t, m))))
     current = facts.fixpoint_current
     if current is not None:
-        cons.append(("fixpoint", z3.And(_same_copies(var, view, current))))
+        cons.append(("fixpoint", z3.And(_same_copies(var, view, current, actives_only=not facts.fixpoint_pins_copies))))
     if rs.probing:
         cons.append(("probing-rebalance", probing == z3.Not(balanced_constraint(var, view, facts))))
     return Encoding(view=view, facts=facts, var=var, probing=probing, constraints=tuple(cons))
@@ -177,18 +177,20 @@ def _subtopologies(view: RebalanceInput) -> dict[str, list[str]]:
     return out
 
 
-def _same_copies(var, view, assignment: Assignment) -> list:
+def _same_copies(var, view, assignment: Assignment, *, actives_only: bool = False) -> list:
     """The copies of ``assignment`` exactly, a replica labelled standby or warmup alike
     (:func:`rebalproof.properties.stability.same_copies`: the label decides nothing), as the
     plain checker reads ``fixpoint``: each member active on what it is active on there, and
-    holding a replica of what it holds a replica of there (members it does not name hold nothing)."""
+    holding a replica of what it holds a replica of there (members it does not name hold nothing);
+    with ``actives_only`` the actives alone (:func:`~rebalproof.properties.stability.same_actives`)."""
     out = []
     for t in view.task_ids:
         for m in view.member_ids:
             held = assignment.of(m)
             active, replica = var[("active", t, m)], z3.Or(var[("standby", t, m)], var[("warmup", t, m)])
             out.append(active if t in held.active else z3.Not(active))
-            out.append(replica if (t in held.standby or t in held.warmup) else z3.Not(replica))
+            if not actives_only:
+                out.append(replica if (t in held.standby or t in held.warmup) else z3.Not(replica))
     return out
 
 

@@ -101,6 +101,15 @@ class GroupBalance:
     exact: bool = True
 
 
+#: Why the current assignment is optimal where ``fixpoint`` pins it: every copy, or the actives
+#: (then no replica move lowers restore or warmups: the premise puts no replica on a member ranked
+#: worse than one holding no copy, and finds no extra copy)
+_FIXPOINT_PROOF = {
+    True: "the fixpoint rule allows only the current assignment",
+    False: "the fixpoint rule pins the actives; no replica move lowers restore or warmups",
+}
+
+
 def lam_text(lam: Fraction) -> str:
     """A level as people write it: ``5/4``, ``2``."""
     return f"{lam}" if lam.denominator != 1 else f"{lam.numerator}"
@@ -406,7 +415,7 @@ def solve_placement(view: RebalanceInput, rules: str, *, timeout: float | None =
     current = facts.fixpoint_current
     if current is not None:
         values = evaluate(view, current, facts).as_dict()
-        return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", "the fixpoint rule allows only the current assignment") for n in OBJECTIVES], engine="fixpoint")
+        return finish(OPTIMAL, current, [Bound(n, values[n], values[n], "fixpoint", _FIXPOINT_PROOF[facts.fixpoint_pins_copies]) for n in OBJECTIVES], engine="fixpoint")
 
     if facts.kept_learners:
         return _keeping_learners(view, facts, deadline, small)

@@ -109,7 +109,7 @@ from rebalproof.properties.common import current_assignment, required_standbys, 
 from rebalproof.properties.handover import handover_owners, orphan_holders
 from rebalproof.properties.learners import droppable, kept_learners, ready_learners
 from rebalproof.properties.lag import acceptable_active_holders
-from rebalproof.properties.stability import fixpoint_premise, same_copies
+from rebalproof.properties.stability import fixpoint_pins_copies, fixpoint_premise, same_actives, same_copies
 
 __all__ = ["RuleSet", "RULE_SETS", "OWN_RULES", "rule_set", "Facts", "Violation", "violations", "rule_of"]
 
@@ -299,8 +299,15 @@ class Facts:
         return out
 
     @cached_property
+    def fixpoint_pins_copies(self) -> bool:
+        """Whether ``fixpoint`` (where :attr:`fixpoint_current` is set) pins every copy or only the
+        actives (:func:`rebalproof.properties.stability.fixpoint_pins_copies`)."""
+        return fixpoint_pins_copies(self.view)
+
+    @cached_property
     def fixpoint_current(self) -> Assignment | None:
-        """The current assignment when the ``fixpoint`` rule makes it the only answer, else None."""
+        """The current assignment when the ``fixpoint`` rule pins it (every copy, or its actives:
+        :attr:`fixpoint_pins_copies`), else None. It is the solver's own answer either way."""
         if not self.rules.fixpoint or fixpoint_premise(self.view):
             return None
         # labels do not count (properties/common.py, "Labels"): the premise found no extra copy,
@@ -429,8 +436,11 @@ def violations(view: RebalanceInput, assignment: Assignment, rules: str | RuleSe
         for t in view.stateless_task_ids:
             for m in sorted_ids(m for m, h in held[t].items() if "active" in h and m in facts.treat_leaving):
                 out.append(Violation(f"stateless-at-once[{t}@{m}]", f"stateless task {t} is left active on {m}, which is leaving: stateless-at-once", (t,), (m,)))
-    if facts.fixpoint_current is not None and not same_copies(assignment, facts.fixpoint_current):
-        out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
+    if facts.fixpoint_current is not None:
+        if facts.fixpoint_pins_copies and not same_copies(assignment, facts.fixpoint_current):
+            out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so it must come back unchanged: fixpoint"))
+        elif not facts.fixpoint_pins_copies and not same_actives(assignment, facts.fixpoint_current):
+            out.append(Violation("fixpoint", "the current assignment is valid, balanced and caught up, so its actives must stay (all copies are not within one by every reading, so replicas may move): fixpoint"))
     if rs.probing:
         balanced = is_balanced(view, assignment)
         if assignment.probing_rebalance == balanced:

@@ -8,7 +8,9 @@ specification itself (``--assignor spec:ha``).
 What "the rules allow" means (the choices made here):
 
 - **hard rules**: those of :mod:`rebalproof.solver.rules` for the rule set, including
-  ``fixpoint`` (a valid, balanced, caught-up current assignment is the only answer) and
+  ``fixpoint`` (a valid, balanced, caught-up current assignment is the only answer; where its
+  copies, standbys counted, are not within one by every reading, its actives are pinned and its
+  replicas may move) and
   ``leaving``; and the rule set's promises that are no solver rule
   (:func:`~rebalproof.solver.oracle.catalogue_rules`: ``caught-up-standby`` under ``ha``,
   ``staying-learners`` under ``learner``), by the catalogue's own checks on each answer Z3
@@ -103,7 +105,7 @@ def enumerate_allowed(view: RebalanceInput, rules: str = "ha", *, balance: str =
     if limit < 1:
         raise InputError(f"limit must be at least 1, got {limit}")
     facts = Facts(view, rs)
-    if facts.fixpoint_current is not None:
+    if facts.fixpoint_current is not None and facts.fixpoint_pins_copies:
         return Enumeration(rules=rs.name, balance=balance, assignments=(facts.fixpoint_current,), status="complete", limit=limit)
     enc = encode(view, rs, facts=facts)
     deadline = Deadline(timeout)
