@@ -160,6 +160,7 @@ def _held(held: MemberAssignment, actives_only: bool):
 
 
 def _tasks(held: MemberAssignment, actives_only: bool) -> set[str]:
+    """The tasks of one member :func:`fixpoint` names when it changed: its actives, or every copy."""
     return set(held.active) if actives_only else set(held.copies)
 
 
@@ -204,8 +205,8 @@ def _changes(before: Assignment, after: Assignment, members, *, actives_only: bo
     return out
 
 
-_REPLICAS_FREE = ("its replicas may move: all copies, standbys counted, are not within one by every reading, "
-                  "and an assignor balancing them may even them out")
+_REPLICAS_FREE = ("all copies, standbys counted, are not within one by every reading, so an assignor balancing "
+                  "them may move replicas")
 
 
 def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -242,7 +243,7 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
     touched = [m for m in members if _held(current.of(m), not pins_copies) != _held(assignment.of(m), not pins_copies)]
     tasks = {t for m in touched for t in _tasks(current.of(m), not pins_copies) ^ _tasks(assignment.of(m), not pins_copies)}
-    aside = "" if pins_copies else f" ({_REPLICAS_FREE}, its actives may not)"
+    aside = "" if pins_copies else f" ({_REPLICAS_FREE}, not actives)"
     return Verdict(
         property="fixpoint",
         status=Status.VIOLATED,
