@@ -11,10 +11,14 @@ the forms of these lines of releases:
 - ``kafka-hata-3.2``: the same with the standby assignor factory and lag-ranked fallback of 3.2 on;
 - ``kafka-sticky-2.6``: the sticky task assignor of the same releases;
 - ``kafka-kip924-sticky``: KIP-924's public ``StickyTaskAssignor`` (3.8 on);
-- ``kafka-kip1071-sticky``: KIP-1071's server-side streams-group ``StickyTaskAssignor`` (4.x).
+- ``kafka-kip1071-sticky``: KIP-1071's server-side streams-group ``StickyTaskAssignor``, an early
+  4.x form;
+- ``kafka-kip1071-sticky-newest``: the same in its newest stored form (stateful and stateless
+  actives balanced apart, standby candidates ranked by reported offsets).
 
 Each file keeps every record the properties faulted before 2026-11-29 (most of them false alarms,
-now settled) and a fixed sample of the rest, 1,500 records each. What the KIP rules out is still
+now settled) and a fixed sample of the rest, 1,500 records each (the newest KIP-1071 form was
+recorded after the fixes: a fixed sample). What the KIP rules out is still
 named: the high-availability assignor recomputes a round-robin target on every rebalance and so
 alters a balanced, caught-up layout (KIP-441 requirement 5, ``fixpoint``), and its 2.6 form gives
 an active to a member with no state while another is closest to catching up (requirement 1,
@@ -41,6 +45,7 @@ EXPECTED = {
     "kafka-sticky-2.6": ("sticky", {}),
     "kafka-kip924-sticky": ("sticky", {}),
     "kafka-kip1071-sticky": ("sticky", {}),
+    "kafka-kip1071-sticky-newest": ("sticky", {}),
 }
 
 
