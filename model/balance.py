@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.names import sorted_ids, subtopology_of
@@ -43,7 +44,7 @@ from rebalproof.model.view import RebalanceInput
 
 __all__ = [
     "within_one", "threads_within_one", "share_within_one", "thread_loads_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
-    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "counts_by_reading",
+    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "copies_evened", "counts_by_reading",
 ]
 
 
@@ -259,3 +260,36 @@ def copies_balanced_every_way(view: RebalanceInput, assignment: Assignment) -> b
     implementation may rightly move a standby to even out a layout whose actives are balanced."""
     caps, _, copies, _ = _counts(view, assignment)
     return all(reading(copies, caps) for reading in READINGS)
+
+
+def copies_evened(view: RebalanceInput, before: Assignment, after: Assignment) -> bool:
+    """Whether ``after`` evens out all copies (active, standby and warmup alike) better than
+    ``before``: within one by a reading ``before`` is not, or a smaller spread of the per-thread
+    loads, or a smaller sum of their squares over the threads (``sum n_i**2 / c_i``: one copy moved
+    from a fuller thread to an emptier one lowers it, whatever the extremes do).
+
+    KIP-441's authors on moving tasks: "ensure that we don't change the assignments unless it
+    actually improves the cluster balance" (seed 002, review comments). A change of replicas that
+    leaves the counts where they were, up to members of equal threads trading places, improves
+    no reading of balance.
+
+    >>> from rebalproof.model.view import Member, Task
+    >>> v = RebalanceInput(tasks=(Task(id="0_0"), Task(id="0_1")), members=(Member(id="I1"), Member(id="I2"), Member(id="I3")))
+    >>> before = Assignment.build({"I1": {"active": ["0_0"], "standby": ["0_1"]}, "I2": {"active": ["0_1"], "standby": ["0_0"]}})
+    >>> swapped = Assignment.build({"I1": {"active": ["0_0"]}, "I2": {"active": ["0_1"], "standby": ["0_0"]}, "I3": {"standby": ["0_1"]}})
+    >>> copies_evened(v, before, swapped)  # 2, 2, 0 before: 1, 2, 1 after
+    True
+    >>> copies_evened(v, swapped, Assignment.build({"I1": {"active": ["0_0"], "standby": ["0_1"]}, "I2": {"active": ["0_1"]}, "I3": {"standby": ["0_0"]}}))
+    False
+    """
+    caps, _, old, _ = _counts(view, before)
+    _, _, new, _ = _counts(view, after)
+    if any(reading(new, caps) and not reading(old, caps) for reading in READINGS):
+        return True
+    if spread(new, caps) < spread(old, caps):
+        return True
+    return _square_load(new, caps) < _square_load(old, caps)
+
+
+def _square_load(counts: dict[str, int], capacities: dict[str, int]) -> Fraction:
+    return sum((Fraction(n * n, capacities[m]) for m, n in counts.items()), Fraction(0))

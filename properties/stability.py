@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment, MemberAssignment
-from rebalproof.model.balance import READINGS, balanced_every_way, copies_balanced_every_way, counts_by_reading, measure_balance
+from rebalproof.model.balance import READINGS, balanced_every_way, copies_balanced_every_way, copies_evened, counts_by_reading, measure_balance
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of, rank
 from rebalproof.model.view import RebalanceInput
@@ -205,8 +205,14 @@ def _changes(before: Assignment, after: Assignment, members, *, actives_only: bo
     return out
 
 
-_REPLICAS_FREE = ("all copies, standbys counted, are not within one by every reading, so an assignor balancing "
-                  "them may move replicas")
+def _copies_said(view: RebalanceInput, assignment: Assignment) -> str:
+    """All copies per non-leaving member in id order: ``4, 3, 1``."""
+    held = {m.id: len({t for t in assignment.of(m.id).copies if view.has_task(t)}) for m in view.members if not m.leaving}
+    return ", ".join(str(held[m]) for m in sorted_ids(held))
+
+
+#: why replicas may move where ``fixpoint`` pins only the actives
+_UNEVEN_COPIES = "all copies, standbys counted, are not within one by every reading"
 
 
 def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
@@ -234,20 +240,26 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     pins_copies = fixpoint_pins_copies(view)
     measure = {"premise": True, "pinned": "copies" if pins_copies else "actives"}
     members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
-    kept = same_copies(current, assignment) if pins_copies else same_actives(current, assignment)
-    if kept:
-        said = ("the valid, balanced, caught-up current assignment is returned unchanged" if pins_copies or same_copies(current, assignment)
-                else f"the valid, balanced, caught-up current assignment keeps its actives ({_REPLICAS_FREE})")
-        return Verdict(property="fixpoint", status=Status.HOLDS, message=said, measure=measure)
-    changes = _changes(current, assignment, members, actives_only=not pins_copies)
-    shown = changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else [])
-    touched = [m for m in members if _held(current.of(m), not pins_copies) != _held(assignment.of(m), not pins_copies)]
-    tasks = {t for m in touched for t in _tasks(current.of(m), not pins_copies) ^ _tasks(assignment.of(m), not pins_copies)}
-    aside = "" if pins_copies else f" ({_REPLICAS_FREE}, not actives)"
+    unchanged = same_copies(current, assignment)
+    if unchanged:
+        return Verdict(property="fixpoint", status=Status.HOLDS, measure=measure,
+                       message="the valid, balanced, caught-up current assignment is returned unchanged")
+    actives_kept = not pins_copies and same_actives(current, assignment)
+    if actives_kept and copies_evened(view, current, assignment):
+        return Verdict(property="fixpoint", status=Status.HOLDS, measure=measure,
+                       message=f"the valid, balanced, caught-up current assignment keeps its actives ({_UNEVEN_COPIES}, and the replicas moved even them out)")
+    actives_only = not pins_copies and not actives_kept  # an active moved: the actives are what is named
+    changes = _changes(current, assignment, members, actives_only=actives_only)
+    shown = "; ".join(changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else []))
+    touched = [m for m in members if _held(current.of(m), actives_only) != _held(assignment.of(m), actives_only)]
+    tasks = {t for m in touched for t in _tasks(current.of(m), actives_only) ^ _tasks(assignment.of(m), actives_only)}
+    aside = f" ({_UNEVEN_COPIES}, so an assignor balancing them may move replicas, not actives)" if actives_only else ""
+    what = (f"moves replicas without evening out all copies (standbys counted: {_copies_said(view, current)} before, "
+            f"{_copies_said(view, assignment)} after): {shown}" if actives_kept else f"changes it: {shown}")
     return Verdict(
         property="fixpoint",
         status=Status.VIOLATED,
-        message=f"the current assignment is valid, balanced and caught up{aside}, but the answer changes it: {'; '.join(shown)}",
+        message=f"the current assignment is valid, balanced and caught up{aside}, but the answer {what}",
         tasks=sorted_ids(tasks),
         members=sorted_ids(touched),
         measure=measure,

@@ -13,8 +13,8 @@ What "the rules allow" means (the choices made here):
   replicas may move) and
   ``leaving``; and the rule set's promises that are no solver rule
   (:func:`~rebalproof.solver.oracle.catalogue_rules`: ``caught-up-standby`` under ``ha``,
-  ``staying-learners`` under ``learner``), by the catalogue's own checks on each answer Z3
-  lists. Filtering after the search cannot lose a balanced answer: moving a new standby that
+  ``staying-learners`` under ``learner``, and ``fixpoint``'s replica moves where only the
+  actives are pinned), by the catalogue's own checks on each answer Z3 lists. Filtering after the search cannot lose a balanced answer: moving a new standby that
   must restore onto an idle caught-up member changes no active, and ``leaving`` is stricter
   than ``staying-learners``;
 - **balance** (``balance=``): ``"achievable"`` (default) also requires KIP-441 balance

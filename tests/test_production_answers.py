@@ -37,7 +37,8 @@ import pytest
 from rebalproof.corpus import check_corpus
 from rebalproof.model.codec import decode_assignment, decode_input
 from rebalproof.oracle import judge
-from rebalproof.solver.oracle import explain
+from rebalproof.properties.stability import same_copies
+from rebalproof.solver.oracle import conforms, explain
 from rebalproof.solver.rules import violations
 from rebalproof.solver.spec import enumerate_allowed
 
@@ -146,6 +147,38 @@ def test_a_standby_may_move_to_even_out_all_copies(rules):
     moved = next(v for v in judge(SETTLED_BESIDE_NEW, ACTIVE_TO_NEWCOMER, rules=rules).verdicts if v.property == "fixpoint")
     assert moved.violated and moved.members == ("I2", "I3") and moved.tasks == ("0_1",)
     assert moved.message.endswith("but the answer changes it: I2 loses active 0_1; I3 gains active 0_1")
+
+
+CHURNING = _view(
+    {"num_standby_replicas": 1},
+    [{"id": "I1", "active": ["0_0", "1_0"], "standby": ["0_1", "1_1"], "lags": {"0_0": 0, "0_1": 0, "1_0": 0, "1_1": 0}},
+     {"id": "I2", "active": ["0_1"], "standby": ["0_0", "1_0"], "lags": {"0_0": 0, "0_1": 0, "1_0": 0, "1_1": 0}},
+     {"id": "I3", "active": ["1_1"], "lags": {"1_1": 0}}],
+    [{"id": "0_0"}, {"id": "0_1"}, {"id": "1_0"}, {"id": "1_1"}],
+    previous=["I1", "I2", "I3"],
+)
+
+
+def test_replicas_may_move_only_to_even_out_all_copies():
+    """Red team 7: with only the actives pinned, a standby moved from I1 to I2 (all copies 4, 3, 1
+    become 3, 4, 1: no reading of balance tells them apart) and back on the next rebalance passed
+    every one-view judge. KIP-441's authors: "ensure that we don't change the assignments unless it
+    actually improves the cluster balance" (seed 002). Moving it to I3 evens them out and holds."""
+    churn = _answer(I1={"active": ["0_0", "1_0"], "standby": ["0_1"]}, I2={"active": ["0_1"], "standby": ["0_0", "1_0", "1_1"]},
+                    I3={"active": ["1_1"]})
+    verdict = next(v for v in judge(CHURNING, churn).verdicts if v.property == "fixpoint")
+    assert verdict.violated and verdict.members == ("I1", "I2") and verdict.tasks == ("1_1",)
+    assert verdict.message == ("the current assignment is valid, balanced and caught up, but the answer moves replicas without "
+                               "evening out all copies (standbys counted: 4, 3, 1 before, 3, 4, 1 after): I1 loses standby 1_1; "
+                               "I2 gains standby 1_1")
+    evened = _answer(I1={"active": ["0_0", "1_0"], "standby": ["0_1", "1_1"]}, I2={"active": ["0_1"], "standby": ["0_0"]},
+                     I3={"active": ["1_1"], "standby": ["1_0"]})
+    assert next(v for v in judge(CHURNING, evened).verdicts if v.property == "fixpoint").holds  # 4, 2, 2
+    view = decode_input(CHURNING)  # the solver's spec filters by the property, and conforms reports it
+    allowed = enumerate_allowed(view, "sticky", balance="hard").assignments
+    assert not any(same_copies(a, decode_assignment(churn, view)) for a in allowed)
+    assert any(same_copies(a, decode_assignment(evened, view)) for a in allowed)
+    assert not conforms(view, decode_assignment(churn, view), "sticky").holds
 
 
 def test_the_solver_reads_fixpoint_as_the_property_does():
