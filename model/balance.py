@@ -286,9 +286,15 @@ def copies_evened(view: RebalanceInput, before: Assignment, after: Assignment) -
     _, _, new, _ = _counts(view, after)
     if any(reading(new, caps) and not reading(old, caps) for reading in READINGS):
         return True
-    if spread(new, caps) < spread(old, caps):
+    if _exact_spread(new, caps) < _exact_spread(old, caps):
         return True
     return _square_load(new, caps) < _square_load(old, caps)
+
+
+def _exact_spread(counts: dict[str, int], capacities: dict[str, int]) -> Fraction:
+    """:func:`spread` in exact arithmetic (a tie compared in floats could read as a change)."""
+    loads = [Fraction(n, capacities[m]) for m, n in counts.items()]
+    return max(loads) - min(loads) if loads else Fraction(0)
 
 
 def _square_load(counts: dict[str, int], capacities: dict[str, int]) -> Fraction:
