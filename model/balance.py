@@ -44,7 +44,7 @@ from rebalproof.model.view import RebalanceInput
 
 __all__ = [
     "within_one", "threads_within_one", "share_within_one", "thread_loads_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
-    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "copies_evened", "counts_by_reading",
+    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "copies_evened", "balance_signature", "counts_by_reading",
 ]
 
 
@@ -299,3 +299,18 @@ def _exact_spread(counts: dict[str, int], capacities: dict[str, int]) -> Fractio
 
 def _square_load(counts: dict[str, int], capacities: dict[str, int]) -> Fraction:
     return sum((Fraction(n * n, capacities[m]) for m, n in counts.items()), Fraction(0))
+
+
+
+def balance_signature(view: RebalanceInput, assignment: Assignment) -> tuple:
+    """Everything a reading of balance can read of ``assignment``: the threads and actives of each
+    member, its threads and copies, and for each subtopology its threads and actives per member,
+    each as a multiset (sorted), the subtopologies as a multiset too. Every reading of
+    :data:`READINGS`, every spread and every other measure of balance over capacities is a function
+    of it, so two assignments with the same signature are exactly as balanced by any of them."""
+    caps, actives, copies, per_sub = _counts(view, assignment)
+    return (
+        tuple(sorted((caps[m], n) for m, n in actives.items())),
+        tuple(sorted((caps[m], n) for m, n in copies.items())),
+        tuple(sorted(tuple(sorted((caps[m], n) for m, n in counts.items())) for counts in per_sub.values())),
+    )

@@ -19,7 +19,7 @@ from rebalproof.model.balance import READINGS, counts_by_reading, is_balanced, m
 from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.stability import fixpoint_premise, load_changes
+from rebalproof.properties.stability import fixpoint_premise, load_changes, premise_holds
 
 __all__ = ["reference", "BROKEN"]
 
@@ -42,9 +42,10 @@ def _current(view: RebalanceInput) -> dict:
 
 
 def reference(view: RebalanceInput) -> Assignment:
-    """Keeps every ``ha`` promise: the settled layout as is; else caught-up actives, owned
-    stateless tasks kept, exactly the required standbys, no warmups, probing while unbalanced."""
-    if not fixpoint_premise(view):
+    """Keeps every ``ha`` promise: the settled layout as is (a fixpoint candidate, or valid, caught
+    up and balanced by some reading); else caught-up actives, owned stateless tasks kept, exactly
+    the required standbys, no warmups, probing while unbalanced."""
+    if premise_holds(view):
         return _answer(view, _current(view), probing=False)
     staying = [m.id for m in view.members if not m.leaving] or list(view.member_ids)
     holds = {m: {"active": [], "standby": [], "warmup": []} for m in view.member_ids}
@@ -75,8 +76,9 @@ def reference(view: RebalanceInput) -> Assignment:
 
 # -- the broken ones ---------------------------------------------------------------------------
 def _unsettled(view: RebalanceInput) -> dict | None:
-    """The reference answer's roles, when the input is not a fixpoint candidate (else None)."""
-    if not fixpoint_premise(view):
+    """The reference answer's roles, when ``fixpoint`` cannot be violated on the input (else None:
+    a fixpoint candidate, or a layout balanced by some reading only, which may not be re-dealt)."""
+    if premise_holds(view):
         return None
     return _roles(reference(view))
 
