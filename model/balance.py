@@ -44,7 +44,7 @@ from rebalproof.model.view import RebalanceInput
 
 __all__ = [
     "within_one", "threads_within_one", "share_within_one", "thread_loads_within_one", "READINGS", "spread", "BalanceReport", "measure_balance",
-    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "copies_evened", "balance_signature", "counts_by_reading",
+    "is_balanced", "balanced_either", "balanced_every_way", "copies_balanced_every_way", "copies_by_member", "copies_evened", "balance_signature", "counts_by_reading",
 ]
 
 
@@ -250,6 +250,11 @@ def balanced_every_way(view: RebalanceInput, assignment: Assignment) -> bool:
     whichever reading it chose. With equal capacities it is :func:`is_balanced`."""
     caps, actives, _, per_sub = _counts(view, assignment)
     return all(reading(actives, caps) and all(reading(c, caps) for c in per_sub.values()) for reading in READINGS)
+
+
+def copies_by_member(view: RebalanceInput, assignment: Assignment) -> dict[str, int]:
+    """All copies (active, standby and warmup alike) of each non-leaving member, as balance counts them."""
+    return _counts(view, assignment)[2]
 
 
 def copies_balanced_every_way(view: RebalanceInput, assignment: Assignment) -> bool:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from rebalproof.model.assignment import Assignment, MemberAssignment
 from rebalproof.model.balance import (
-    READINGS, balanced_every_way, copies_balanced_every_way, balance_signature, copies_evened, counts_by_reading, measure_balance,
+    READINGS, balance_signature, balanced_every_way, copies_balanced_every_way, copies_by_member, copies_evened, counts_by_reading,
+    measure_balance,
 )
 from rebalproof.model.names import id_key, sorted_ids, subtopology_of
 from rebalproof.model.ranking import is_caught_up, lag_of, rank
@@ -126,9 +127,11 @@ def balanced_some_way_only(view: RebalanceInput, reasons: tuple[str, ...]) -> bo
     change is one requirement 5 forbids by the reading that calls the layout balanced and that
     no reading asks for (red team 7: every active traded with its standby, counts unchanged).
     """
-    if not reasons or any(r not in (_NOT_BALANCED, _NOT_EVERY_WAY) for r in reasons):
-        return False
-    return measure_balance(view, current_assignment(view)).balanced_either
+    return _balance_reasons_only(reasons) and measure_balance(view, current_assignment(view)).balanced_either
+
+
+def _balance_reasons_only(reasons: tuple[str, ...]) -> bool:
+    return bool(reasons) and all(r in (_NOT_BALANCED, _NOT_EVERY_WAY) for r in reasons)
 
 
 def premise_holds(view: RebalanceInput) -> bool:
@@ -151,7 +154,7 @@ def premise_holds(view: RebalanceInput) -> bool:
     if not measure_balance(view, current_assignment(view)).balanced_either:
         return False
     reasons = fixpoint_premise(view)
-    return not reasons or balanced_some_way_only(view, reasons)
+    return not reasons or _balance_reasons_only(reasons)  # balanced some way: asked above
 
 
 def _shape(held: MemberAssignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -230,7 +233,7 @@ def _changes(before: Assignment, after: Assignment, members, *, actives_only: bo
 
 def _copies_said(view: RebalanceInput, assignment: Assignment) -> str:
     """All copies per non-leaving member in id order: ``4, 3, 1``."""
-    held = {m.id: len({t for t in assignment.of(m.id).copies if view.has_task(t)}) for m in view.members if not m.leaving}
+    held = copies_by_member(view, assignment)
     return ", ".join(str(held[m]) for m in sorted_ids(held))
 
 
@@ -255,17 +258,15 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     if reasons and balanced_some_way_only(view, reasons):
         current = current_assignment(view)
         if not same_copies(current, assignment) and balance_signature(view, current) == balance_signature(view, assignment):
-            members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
-            changes = _changes(current, assignment, members)
-            touched = [m for m in members if _shape(current.of(m)) != _shape(assignment.of(m))]
+            shown, touched, tasks = _what_changed(current, assignment, actives_only=False)
             return Verdict(
                 property="fixpoint",
                 status=Status.VIOLATED,
                 message=(f"the current assignment is valid, caught up and balanced by some reading of balance with capacities, "
                          f"not every one, but the answer changes it keeping every count balance reads (no reading calls it "
-                         f"better balanced): {'; '.join(changes[:_MAX_LISTED] + ([f'and {len(changes) - _MAX_LISTED} more'] if len(changes) > _MAX_LISTED else []))}"),
-                tasks=sorted_ids({t for m in touched for t in set(current.of(m).copies) ^ set(assignment.of(m).copies)}),
-                members=sorted_ids(touched),
+                         f"better balanced): {shown}"),
+                tasks=tasks,
+                members=touched,
                 measure={"premise": True, "pinned": "counts"},
             )
     if reasons:
@@ -278,9 +279,7 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
     current = current_assignment(view)
     pins_copies = fixpoint_pins_copies(view)
     measure = {"premise": True, "pinned": "copies" if pins_copies else "actives"}
-    members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
-    unchanged = same_copies(current, assignment)
-    if unchanged:
+    if same_copies(current, assignment):
         return Verdict(property="fixpoint", status=Status.HOLDS, measure=measure,
                        message="the valid, balanced, caught-up current assignment is returned unchanged")
     actives_kept = not pins_copies and same_actives(current, assignment)
@@ -288,10 +287,7 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
         return Verdict(property="fixpoint", status=Status.HOLDS, measure=measure,
                        message=f"the valid, balanced, caught-up current assignment keeps its actives ({_UNEVEN_COPIES}, and the replicas moved even them out)")
     actives_only = not pins_copies and not actives_kept  # an active moved: the actives are what is named
-    changes = _changes(current, assignment, members, actives_only=actives_only)
-    shown = "; ".join(changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else []))
-    touched = [m for m in members if _held(current.of(m), actives_only) != _held(assignment.of(m), actives_only)]
-    tasks = {t for m in touched for t in _tasks(current.of(m), actives_only) ^ _tasks(assignment.of(m), actives_only)}
+    shown, touched, tasks = _what_changed(current, assignment, actives_only=actives_only)
     aside = f" ({_UNEVEN_COPIES}, so an assignor balancing them may move replicas, not actives)" if actives_only else ""
     what = (f"moves replicas without evening out all copies (standbys counted: {_copies_said(view, current)} before, "
             f"{_copies_said(view, assignment)} after): {shown}" if actives_kept else f"changes it: {shown}")
@@ -299,10 +295,21 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
         property="fixpoint",
         status=Status.VIOLATED,
         message=f"the current assignment is valid, balanced and caught up{aside}, but the answer {what}",
-        tasks=sorted_ids(tasks),
-        members=sorted_ids(touched),
+        tasks=tasks,
+        members=touched,
         measure=measure,
     )
+
+
+def _what_changed(current: Assignment, assignment: Assignment, *, actives_only: bool):
+    """What ``fixpoint`` says of a change: the changes listed (at most :data:`_MAX_LISTED`), the
+    members whose actives (or copies) differ, and the tasks that moved among them."""
+    members = sorted_ids(set(current.member_ids) | set(assignment.member_ids))
+    changes = _changes(current, assignment, members, actives_only=actives_only)
+    shown = "; ".join(changes[:_MAX_LISTED] + ([f"and {len(changes) - _MAX_LISTED} more"] if len(changes) > _MAX_LISTED else []))
+    touched = [m for m in members if _held(current.of(m), actives_only) != _held(assignment.of(m), actives_only)]
+    tasks = {t for m in touched for t in _tasks(current.of(m), actives_only) ^ _tasks(assignment.of(m), actives_only)}
+    return shown, sorted_ids(touched), sorted_ids(tasks)
 
 
 def _moved_back(assignment: Assignment, task_id: str, frm: str, to: str) -> Assignment:
