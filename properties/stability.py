@@ -35,12 +35,14 @@ from rebalproof.properties.lag import rank_text
 from rebalproof.properties.stateless_moves import stateless_moves
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "premise_holds", "balanced_some_way_only", "same_copies", "same_actives", "fixpoint_pins_copies", "fixpoint", "stable", "stable_settled", "load_changes"]
+__all__ = ["fixpoint_premise", "premise_holds", "balanced_some_way_only", "extras_only", "unserved_moves", "same_copies", "same_actives", "fixpoint_pins_copies", "fixpoint", "stable", "stable_settled", "load_changes"]
 
 _MAX_LISTED = 6
 
 
 _NOT_BALANCED = "not balanced"
+_EXTRA = "extra copies of "
+_BEYOND = "copies beyond the active"
 _NOT_EVERY_WAY = "balanced by one reading of balance with capacities but not by every reading (an assignor may aim at another)"
 
 
@@ -74,10 +76,10 @@ def fixpoint_premise(view: RebalanceInput) -> tuple[str, ...]:
             reasons.append(f"not valid: {verdict.message}")
     extras = extra_copies(view, current)
     if extras:
-        reasons.append(f"extra copies of {words([t for t, _ in extras])}")
+        reasons.append(f"{_EXTRA}{words([t for t, _ in extras])}")
     idle = [t for t in view.stateless_task_ids if replica_holders(view, current, t)]
     if idle:
-        reasons.append(f"stateless {words(idle)} {'has' if len(idle) == 1 else 'have'} copies beyond the active")
+        reasons.append(f"stateless {words(idle)} {'has' if len(idle) == 1 else 'have'} {_BEYOND}")
     report = measure_balance(view, current)
     if not report.balanced:
         reasons.append(_NOT_BALANCED)
@@ -134,6 +136,29 @@ def _balance_reasons_only(reasons: tuple[str, ...]) -> bool:
     return bool(reasons) and all(r in (_NOT_BALANCED, _NOT_EVERY_WAY) for r in reasons)
 
 
+def extras_only(reasons: tuple[str, ...]) -> bool:
+    """Whether the only ``reasons`` (:func:`fixpoint_premise`'s) against the current assignment are
+    copies beyond what it needs: extra copies of stateful tasks (a warmup, a copy a former owner
+    keeps a while) or copies of stateless tasks beyond their active.
+
+    Then the answer may drop those copies, and a stateful task's extra copy may serve a move of
+    its active ("Once these extra replicas are caught up, a subsequent assignment will make that
+    the active (or a permanent standby) and unassign one of the prior active or standby tasks",
+    seed 002), but every other active stays: the layout is balanced by every reading and caught
+    up, and no copy serves another move (red team 8: a copy a former owner kept for one more
+    probing rebalance, or a standby of a stateless task, let every active be re-dealt)."""
+    return bool(reasons) and all(r.startswith(_EXTRA) or r.endswith(_BEYOND) for r in reasons)
+
+
+def unserved_moves(view: RebalanceInput, assignment: Assignment) -> list[str]:
+    """The tasks whose actives ``assignment`` moves though no extra copy of theirs serves the move:
+    every task but the stateful ones with an extra copy in the current assignment
+    (:func:`~rebalproof.properties.common.extra_copies`), in id order."""
+    current = current_assignment(view)
+    served = {t for t, _ in extra_copies(view, current)}
+    return [t for t in view.task_ids if t not in served and set(current.actives_of(t)) != set(assignment.actives_of(t))]
+
+
 def premise_holds(view: RebalanceInput) -> bool:
     """Whether ``fixpoint`` can be violated on ``view``: its premise holds (``not
     fixpoint_premise(view)``) or the current assignment is balanced some way only
@@ -154,7 +179,7 @@ def premise_holds(view: RebalanceInput) -> bool:
     if not measure_balance(view, current_assignment(view)).balanced_either:
         return False
     reasons = fixpoint_premise(view)
-    return not reasons or _balance_reasons_only(reasons)  # balanced some way: asked above
+    return not reasons or _balance_reasons_only(reasons) or extras_only(reasons)  # balanced some way: asked above
 
 
 def _shape(held: MemberAssignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -268,6 +293,21 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
                 tasks=tasks,
                 members=touched,
                 measure={"premise": True, "pinned": "counts"},
+            )
+    if reasons and extras_only(reasons):
+        moved = unserved_moves(view, assignment)
+        if moved:
+            current = current_assignment(view)
+            shown, touched, _ = _what_changed(current, assignment, actives_only=True)
+            return Verdict(
+                property="fixpoint",
+                status=Status.VIOLATED,
+                message=(f"the current assignment is valid, balanced and caught up but for {'; '.join(reasons)}, "
+                         f"and the answer moves {'an active' if len(moved) == 1 else 'actives'} no extra copy serves "
+                         f"({words(moved)}): {shown}"),
+                tasks=tuple(moved),
+                members=touched,
+                measure={"premise": True, "pinned": "actives without extra copies"},
             )
     if reasons:
         return Verdict(

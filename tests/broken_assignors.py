@@ -19,7 +19,7 @@ from rebalproof.model.balance import READINGS, counts_by_reading, is_balanced, m
 from rebalproof.model.names import id_key, subtopology_of
 from rebalproof.model.ranking import is_caught_up, rank
 from rebalproof.model.view import RebalanceInput
-from rebalproof.properties.stability import fixpoint_premise, load_changes, premise_holds
+from rebalproof.properties.stability import extras_only, fixpoint_premise, load_changes, premise_holds
 
 __all__ = ["reference", "BROKEN"]
 
@@ -44,8 +44,9 @@ def _current(view: RebalanceInput) -> dict:
 def reference(view: RebalanceInput) -> Assignment:
     """Keeps every ``ha`` promise: the settled layout as is (a fixpoint candidate, or valid, caught
     up and balanced by some reading); else caught-up actives, owned stateless tasks kept, exactly
-    the required standbys, no warmups, probing while unbalanced."""
-    if premise_holds(view):
+    the required standbys, no warmups, probing while unbalanced. Copies beyond the need (a settled
+    layout's only fault) are dropped, every active kept (the owners are caught up)."""
+    if premise_holds(view) and not extras_only(fixpoint_premise(view)):
         return _answer(view, _current(view), probing=False)
     staying = [m.id for m in view.members if not m.leaving] or list(view.member_ids)
     holds = {m: {"active": [], "standby": [], "warmup": []} for m in view.member_ids}

@@ -23,7 +23,7 @@ from rebalproof.properties import catalogue, common, copies, lag, stability
 from rebalproof.properties.balanced import balance_attainable, balanced, balanced_at_once
 from rebalproof.properties.copies import no_colocation, one_active, standby_count, standby_count_learners, warmup_bound
 from rebalproof.properties.lag import caught_up_active
-from rebalproof.properties.stability import fixpoint, fixpoint_premise, stable
+from rebalproof.properties.stability import fixpoint, fixpoint_premise, premise_holds, stable
 from rebalproof.strategies import assignments, rebalance_inputs
 
 NAMES = ["one-active", "no-colocation", "warmup-bound", "standby-count", "caught-up-active", "fixpoint", "stable", "balanced",
@@ -262,8 +262,6 @@ def test_fixpoint_violations_name_the_changes():
     "change, reason",
     [
         (lambda m: m[1].update(leaving=True), "I2 is leaving"),
-        (lambda m: m[1].update(warmup=("1_0",)), "stateless 1_0 has copies beyond the active"),
-        (lambda m: m[1].update(standby=("1_0",)), "stateless 1_0 has copies beyond the active"),
         (lambda m: m[0].update(lags={"0_0": 20000}), "active 0_0 on I1 is not caught up (lag 20000)"),
         (lambda m: m[0].update(active=("0_0",)), "not valid: task 1_0 has no active copy"),
         (lambda m: m[1].update(standby=()), "not valid: task 0_0 has 0 standbys, needs 1"),
@@ -277,6 +275,38 @@ def test_fixpoint_premise_not_met_is_visible(change, reason):
     assert reason in fixpoint_premise(view)
     v = fixpoint(view, answer(I1="0_1", I2="0_0 1_0"))
     assert v.holds and v.measure == {"premise": False} and v.message.startswith("premise not met: ")
+
+
+#: SETTLED with a copy beyond the need: a stateless task's warmup or standby, or (without standbys)
+#: a caught-up extra copy of 0_0 on I2
+_BEYOND_THE_NEED = {
+    "stateless warmup": ([dict(SETTLED[0]), dict(SETTLED[1], warmup=("1_0",))], 1, "stateless 1_0 has copies beyond the active"),
+    "stateless standby": ([dict(SETTLED[0]), dict(SETTLED[1], standby=("0_0", "1_0"))], 1, "stateless 1_0 has copies beyond the active"),
+    "extra copy": ([dict(SETTLED[0], standby=()), dict(SETTLED[1], standby=(), warmup=("0_0",))], 0, "extra copies of 0_0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BEYOND_THE_NEED))
+def test_copies_beyond_the_need_pin_the_actives_they_do_not_serve(case):
+    """Red team 8: a copy a former owner kept for one more probing rebalance (F2), or a standby
+    of a stateless task (F3), let an answer re-deal every active of a balanced, caught-up layout.
+    Such copies may be dropped, and a stateful task's caught-up extra copy may take its active
+    (seed 002: "Once these extra replicas are caught up, a subsequent assignment will make that
+    the active"); every other active stays."""
+    members, standbys, reason = _BEYOND_THE_NEED[case]
+    view = view_of(["0_0", "0_1", "~1_0"], members, num_standby_replicas=standbys)
+    assert fixpoint_premise(view) == (reason,) and premise_holds(view)
+    kept = "0_0 1_0 +0_1" if standbys else "0_0 1_0"
+    dropped = fixpoint(view, answer(I1=kept, I2="0_1 +0_0" if standbys else "0_1"))
+    assert dropped.holds and dropped.measure == {"premise": False}
+    v = fixpoint(view, answer(I1="0_1", I2="0_0 1_0"))
+    assert v.violated and v.measure == {"premise": True, "pinned": "actives without extra copies"}
+    assert "I1 gains active 0_1, loses active 0_0 and 1_0" in v.message
+    if standbys:
+        assert v.tasks == ("0_0", "0_1", "1_0")
+    else:  # the caught-up extra copy may take its active (0_0 to I2); the rest stays
+        assert v.tasks == ("0_1", "1_0")
+        assert fixpoint(view, answer(I1="1_0", I2="0_1 0_0")).holds
 
 
 # -- stable ----------------------------------------------------------------------------------------
