@@ -42,7 +42,7 @@ from rebalproof.model.group_state import (
     GroupState,
     MemberState,
 )
-from rebalproof.model.lag_readings import READINGS, reported_lags
+from rebalproof.model.lag_readings import BEHIND_READINGS, READINGS, behind_offsets, member_lags, reported_lags, spreads_behind_ranks
 from rebalproof.model.view import Member, RebalanceInput
 
 __all__ = ["GroupModel", "RebalanceStep"]
@@ -386,9 +386,11 @@ class GroupModel:
             last.readings = {}
             members, memory = last.key
             limit = self.bounds.acceptable_recovery_lag
-            seen = {tuple(reported_lags(None, m[5], m[2], m[3], m[4], limit) for m in members)}
+            seen = {member_lags(None, members, limit)}
             for r in READINGS:
-                numbers = tuple(reported_lags(r, m[5], m[2], m[3], m[4], limit) for m in members)
+                if r in BEHIND_READINGS and not spreads_behind_ranks(r, members):
+                    continue  # no rank among behind copies changes
+                numbers = member_lags(r, members, limit)
                 if numbers not in seen:
                     seen.add(numbers)
                     last.readings[r] = [(members, memory, r), None, None]
@@ -397,15 +399,36 @@ class GroupModel:
     def _boundary_choices(self, state: GroupState, answers: tuple) -> list[tuple[str, int]]:
         """``(reading, choice)`` of every answer to a boundary reading of the view of ``state``
         that no earlier reading answered: an answer given to the canonical view too makes the same
-        successor with the same verdicts (the model keeps lag classes, the properties read lags
-        through the floor), so only new answers are new steps."""
+        successor with the same verdicts (the model keeps lag classes, the properties read caught-up
+        lags through the floor), so only new answers are new steps. The readings of
+        :data:`~rebalproof.model.lag_readings.BEHIND_READINGS` are not steps: :meth:`behind_probes`."""
         seen = set(answers)
         out = []
         for reading in READINGS:
+            if reading in BEHIND_READINGS:  # judged, not explored: :meth:`behind_probes`
+                continue
             for c, answer in enumerate(self._answers_for(state, reading)[1]):
                 if answer not in seen:
                     seen.add(answer)
                     out.append((reading, c))
+        return out
+
+    def behind_probes(self, state: GroupState, leader: str | None = None) -> list[Action]:
+        """The rebalance actions answering the readings of
+        :data:`~rebalproof.model.lag_readings.BEHIND_READINGS` of the view of ``state`` that tell
+        two behind copies of a task apart (none without boundary lags).
+
+        They are judged, not explored: a reading ties the numbers to the members' loads, which
+        the answers change, so following them would let the environment reorder two restoring
+        copies at every rebalance with no restore in between, and a correct assignor that
+        follows the closest copy would move a task back and forth (``converges`` faulted). Judged
+        on its own view, each answer must give an active to a member closest to catching up; a
+        violation's trace ends with the probe's rebalance, a real step of the model."""
+        if not self.bounds.boundary_lags or not state.triggers or not state.members:
+            return []
+        out = []
+        for reading in BEHIND_READINGS:
+            out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(self._answers_for(state, reading)[1])))
         return out
 
     def boundary_summary(self) -> tuple[int, int]:
@@ -415,12 +438,17 @@ class GroupModel:
         memo = self._chooser._memo
         asked = otherwise = 0
         for key, answers in memo.items():
-            if len(key) == 3:
+            if len(key) == 3 and key[2] not in BEHIND_READINGS:
                 asked += 1
                 canonical = memo.get(key[:2])
                 if canonical is None or set(answers) - set(canonical):
                     otherwise += 1
         return asked, otherwise
+
+    def behind_summary(self) -> int:
+        """Views the assignor was asked with behind copies spread apart (:meth:`behind_probes`),
+        over the views still in the chooser's memo."""
+        return sum(1 for key in self._chooser._memo if len(key) == 3 and key[2] in BEHIND_READINGS)
 
     def step_key(self, state: GroupState, action: Action):
         """The view key of the view a rebalance ``action`` in ``state`` shows the leader: the
@@ -490,6 +518,7 @@ class GroupModel:
         members, memory, *reading = key
         reading = reading[0] if reading else None
         limit = self.bounds.acceptable_recovery_lag
+        offsets = iter(behind_offsets(reading, members))
         return RebalanceInput(
             config=self._config,
             tasks=self._tasks,
@@ -501,7 +530,7 @@ class GroupModel:
                     active=active,
                     standby=standby,
                     warmup=warmup,
-                    lags=reported_lags(reading, lags, active, standby, warmup, limit),
+                    lags=reported_lags(reading, lags, active, standby, warmup, limit, next(offsets)),
                 )
                 for m_id, leaving, active, standby, warmup, lags in members
             ),

@@ -690,6 +690,8 @@ class RunMonitor:
             elif self.judge is not None:
                 for name, message in self.judge.judge(e, self.model.step_key(s, a), a.choice, step):
                     self._judged_violation(name, message, src, a)
+            if a.choice == 0 and a.lags is None and (self._deferred is not None or self.judge is not None):
+                self._judge_behind_probes(src, s, a)
         self.edge_weight.append(weight)
         for p in self._open_edge_checks:
             result = p.check(self.ctx, self.model, s, a, nxt, step)
@@ -698,6 +700,26 @@ class RunMonitor:
             kind = "safety" if p.expectation == "always" else "example"
             message = result if isinstance(result, str) else p.promise
             self._record(p.name, Discovery(property=p.name, kind=kind, state=src, action=a, message=message))
+
+    def _judge_behind_probes(self, src: int, s, a: Action) -> None:
+        """Judge the answers to the readings that spread behind copies apart
+        (:meth:`~rebalproof.model.group_model.GroupModel.behind_probes`: judged, not explored),
+        once per state, at its first canonical rebalance edge."""
+        probes = getattr(self.model, "behind_probes", None)
+        if probes is None:
+            return
+        for probe in probes(s, a.leader):
+            step = self.model.rebalance_step(s, probe)
+            if step is None:
+                continue
+            key = self.model.step_key(s, probe)
+            if self._deferred is not None:
+                self._deferred.submit(key, probe.choice, step, src, probe)
+            else:
+                digest, bad, unsure, messages = self.judge.verdict(key, probe.choice, step)
+                self.judge._note(digest, bad, unsure)
+                for name, message in messages:
+                    self._judged_violation(name, message, src, probe)
 
     def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:
         self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))

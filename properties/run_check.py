@@ -74,7 +74,7 @@ class CheckResult:
         if not self.ctx.bounds.boundary_lags:
             return None
         asked, otherwise = self.exploration.model.boundary_summary()
-        return {"views": asked, "answered_otherwise": otherwise}
+        return {"views": asked, "answered_otherwise": otherwise, "behind_views": self.exploration.model.behind_summary()}
 
     def boundary_line(self) -> str | None:
         """What boundary lags did, in one line (None without them)."""
@@ -83,8 +83,12 @@ class CheckResult:
             return None
         head = f"boundary lags: {b['views']:,} views also asked with caught-up copies at acceptable_recovery_lag"
         if not b["answered_otherwise"]:
-            return head + "; every one answered as with those copies at lag 0"
-        return head + f"; {b['answered_otherwise']:,} answered otherwise (explored as more rebalance steps)"
+            head += "; every one answered as with those copies at lag 0"
+        else:
+            head += f"; {b['answered_otherwise']:,} answered otherwise (explored as more rebalance steps)"
+        if b["behind_views"]:
+            head += f"; {b['behind_views']:,} with behind copies spread apart (judged, not explored)"
+        return head
 
     def calls_line(self, *, external: bool = False) -> str:
         """``N external calls for M distinct states (memo hits H)``."""

@@ -22,7 +22,7 @@ from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_model import GroupModel
 from rebalproof.model.group_protocol import parse_protocol
 from rebalproof.model.group_state import CAUGHT_UP, BEHIND, Action
-from rebalproof.model.lag_readings import READINGS, changes_anything, reported_lags
+from rebalproof.model.lag_readings import BEHIND_READINGS, READINGS, behind_offsets, changes_anything, member_lags, reported_lags, spreads_behind_ranks
 from rebalproof.model.view import Member
 from rebalproof.properties import RULE_SETS, check_assignment
 from rebalproof.strategies import assignments, rebalance_inputs
@@ -111,6 +111,45 @@ def test_a_reading_changes_nothing_with_a_limit_of_0_or_nothing_caught_up():
     assert not changes_anything("hosts-at-limit", (unhosted,), 100)
 
 
+# -- behind copies spread apart (red team 8) -------------------------------------------------------
+#: a view key's member parts (id, leaving, active, standby, warmup, lags): I1 holds 3 copies and
+#: is behind on 1_0; I2 holds 1 and is behind on 1_0 too; I3 holds 2, no state of 1_0
+_BEHIND_KEY = (
+    ("I1", False, ("0_0", "0_1"), ("1_1",), (), (("0_0", CAUGHT_UP), ("0_1", CAUGHT_UP), ("1_0", BEHIND), ("1_1", CAUGHT_UP))),
+    ("I2", False, ("1_1",), (), (), (("1_0", BEHIND), ("1_1", CAUGHT_UP))),
+    ("I3", False, ("1_0",), ("0_0",), (), (("0_0", CAUGHT_UP), ("1_0", CAUGHT_UP))),
+)
+
+
+def test_behind_readings_spread_behind_copies_by_load_both_ways():
+    assert behind_offsets(None, _BEHIND_KEY) == behind_offsets("hosts-at-limit", _BEHIND_KEY) == (0, 0, 0)
+    assert behind_offsets("behind-fewer-closer", _BEHIND_KEY) == (3, 1, 2)
+    assert behind_offsets("behind-more-closer", _BEHIND_KEY) == (0, 2, 1)
+    fewer = dict(zip(("I1", "I2", "I3"), member_lags("behind-fewer-closer", _BEHIND_KEY, 100)))
+    more = dict(zip(("I1", "I2", "I3"), member_lags("behind-more-closer", _BEHIND_KEY, 100)))
+    assert dict(fewer["I1"])["1_0"] == 104 and dict(fewer["I2"])["1_0"] == 102  # I2, with fewer copies, is closer
+    assert dict(more["I1"])["1_0"] == 101 and dict(more["I2"])["1_0"] == 103  # I1, with more, is closer
+    assert dict(fewer["I1"])["0_0"] == dict(more["I1"])["0_0"] == 0  # caught-up copies as in the canonical reading
+    assert all(spreads_behind_ranks(r, _BEHIND_KEY) for r in BEHIND_READINGS)
+
+
+def test_behind_readings_are_offered_only_where_they_tell_two_behind_copies_apart():
+    one_behind = (_BEHIND_KEY[0], _BEHIND_KEY[2])  # only I1 is behind on 1_0
+    assert not any(spreads_behind_ranks(r, one_behind) for r in BEHIND_READINGS)
+    same_load = (_BEHIND_KEY[1], ("I4", False, ("0_1",), (), (), (("1_0", BEHIND),)))  # both behind, one copy each
+    assert not any(spreads_behind_ranks(r, same_load) for r in BEHIND_READINGS)
+
+
+def test_behind_readings_follow_a_renaming_of_the_members():
+    """The spread is read off the members' loads, which names do not change: the renamed key's
+    lags are the key's lags renamed (so the readings keep a reduced run sound)."""
+    renamed = tuple((f"J{i}", *m[1:]) for i, m in reversed(list(enumerate(_BEHIND_KEY))))
+    for r in BEHIND_READINGS:
+        by_name = dict(zip((m[0] for m in _BEHIND_KEY), member_lags(r, _BEHIND_KEY, 100)))
+        by_new = dict(zip((m[0] for m in renamed), member_lags(r, renamed, 100)))
+        assert all(by_name[f"I{i + 1}"] == by_new[f"J{i}"] for i in range(3))
+
+
 # -- the model ----------------------------------------------------------------------------------
 def _model(assignor, **bounds):
     return GroupModel(protocol=parse_protocol("cooperative"), bounds=Bounds(**bounds), assignor=assignor, assignor_name="a")
@@ -136,8 +175,12 @@ def test_an_assignor_that_reads_lags_through_the_floor_gets_no_boundary_step():
         state = _joined_state(model)
         rebalances = [a for a in model.actions(state) if a.kind == "rebalance"]
         assert rebalances == [Action("rebalance")]
-        # the readings were asked all the same, and answered as the canonical view was
+        # the readings were asked all the same, and answered as the canonical view was (the
+        # behind readings are not offered: nobody is behind on a task another is behind on too)
         for reading in READINGS:
+            if reading in BEHIND_READINGS:
+                assert model.rebalance_step(state, Action("rebalance", lags=reading)) is None
+                continue
             step = model.rebalance_step(state, Action("rebalance", lags=reading))
             assert step is not None and step.assignment == model.rebalance_step(state, Action("rebalance")).assignment
             assert any(lag == 10000 for m in step.view.members for _, lag in m.lags)
@@ -207,7 +250,7 @@ def test_a_trace_with_a_reading_round_trips_and_replays():
     assert any(readings)
     from rebalproof.model.assignors.spec import resolve
 
-    assert {a.lags for a in trace.actions if a.kind == "rebalance"} == set(READINGS)
+    assert {a.lags for a in trace.actions if a.kind == "rebalance"} == set(READINGS) - set(BEHIND_READINGS)
     bounds = dict(trace.header["bounds"])
     bounds["capacities"] = tuple(bounds.get("capacities", (1,)))
     with resolve(LAG_STRICT) as resolved:
@@ -227,7 +270,7 @@ def test_a_reading_is_validated_when_a_trace_is_read():
     raw = json.loads(json.dumps(_trace_with_a_reading()))
     at = next(i for i, s in enumerate(raw["steps"]) if s["action"].get("lags"))
     raw["steps"][at]["action"]["lags"] = "somewhere"
-    with pytest.raises(InputError, match=r'action.lags: must be one of "owners-at-limit", "hosts-at-limit", got "somewhere"'):
+    with pytest.raises(InputError, match=r'action.lags: must be one of "owners-at-limit", "hosts-at-limit", "behind-fewer-closer", "behind-more-closer", got "somewhere"'):
         decode_trace(raw)
     raw["steps"][at]["action"]["lags"] = "owners-at-limit"
     raw["steps"][1]["action"]["lags"] = "owners-at-limit"  # the join

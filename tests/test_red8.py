@@ -10,6 +10,7 @@ extra copy serves stay pinned (docs/DESIGN.md, ``fixpoint``).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -60,3 +61,32 @@ def test_a_copy_beyond_the_need_no_longer_licenses_a_re_deal(variant, bounds):
     violated = {name for name, v in verdicts.items() if v.status.name == "VIOLATED"}
     assert violated == {"fixpoint"}, violated
     assert "no extra copy serves" in verdicts["fixpoint"].message
+
+
+def test_an_active_given_to_the_member_furthest_behind_is_caught():
+    """Red team 8's third miss: with every behind copy at ``acceptable_recovery_lag + 1``, an
+    assignor giving a task with no caught-up member to the member *furthest* behind answered as
+    a correct one does (seed 002: "If there is no such instance, then it assigns the active task
+    to the instance that is closest to catching up"). The readings that spread behind copies
+    apart by load are judged (not explored): the bug breaks ``caught-up-active`` alone, on a
+    probe, and a correct variant keeps every promise at the same bounds."""
+    bounds = Bounds(standbys=0, boundary_lags=True)
+    verdicts = run("b_behind_worst", bounds)
+    violated = {name for name, v in verdicts.items() if v.status.name == "VIOLATED"}
+    assert violated == {"caught-up-active"}, violated
+    assert "more caught up (rank 10001)" in verdicts["caught-up-active"].message
+    for variant in ("natural", "reverse"):
+        bad = {name: v.message for name, v in run(variant, bounds).items() if v.status.name == "VIOLATED"}
+        assert not bad, (variant, bad)
+
+
+def test_a_probe_violation_has_a_trace_that_replays_exactly(tmp_path):
+    from rebalproof.cli.main import main as cli
+
+    trace_dir = tmp_path / "traces"
+    code = cli(["check", "--quiet", "--standbys", "0", "--assignor", "py:tests.assignors.red8_ha:b_behind_worst", "--trace-dir", str(trace_dir)])
+    assert code == 1
+    trace = next(trace_dir.glob("*caught-up-active.json"))
+    last = json.loads(trace.read_text())["steps"][-1]
+    assert last["action"]["kind"] == "rebalance" and last["action"]["lags"] in ("behind-fewer-closer", "behind-more-closer")
+    assert cli(["replay", str(trace)]) == 0  # every step replays exactly, the probe included

@@ -32,7 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rebalproof.model.group_state import BEHIND, GroupState, MemberState
-from rebalproof.model.names import sorted_ids
+from rebalproof.model.lag_readings import BEHIND_READINGS, describe
+from rebalproof.model.names import id_key, sorted_ids
 from rebalproof.traces.format import Trace
 
 __all__ = ["MemberLine", "Event", "Start", "RebalanceBlock", "Story", "read_story", "step_event", "ordinal"]
@@ -329,6 +330,11 @@ def _lags_note(trace: Trace, step) -> str:
     reported at exactly ``acceptable_recovery_lag``, from the recorded input."""
     limit = (trace.header.get("config") or {}).get("acceptable_recovery_lag", 10000)
     members = ((step.rebalance or {}).get("input") or {}).get("members") or []
+    if step.action.lags in BEHIND_READINGS:
+        apart = [f"{m['id']} {', '.join(f'{t} {lag}' for t, lag in sorted((m.get('lags') or {}).items(), key=lambda p: id_key(p[0])) if lag > limit)}"
+                 for m in members if any(lag > limit for lag in (m.get("lags") or {}).values())]
+        return (f"the leader's view reports the behind copies apart: {'; '.join(apart)} "
+                f"({step.action.lags}: {describe(step.action.lags)})")
     at = [f"{m['id']} {', '.join(sorted_ids(t for t, lag in (m.get('lags') or {}).items() if lag == limit))}"
           for m in members if any(lag == limit for lag in (m.get("lags") or {}).values())]
     if not at:
