@@ -691,7 +691,7 @@ class RunMonitor:
                 for name, message in self.judge.judge(e, self.model.step_key(s, a), a.choice, step):
                     self._judged_violation(name, message, src, a)
             if a.choice == 0 and a.lags is None and (self._deferred is not None or self.judge is not None):
-                self._judge_behind_probes(src, s, a)
+                self._judge_behind_probes(e, src, s, a)
         self.edge_weight.append(weight)
         for p in self._open_edge_checks:
             result = p.check(self.ctx, self.model, s, a, nxt, step)
@@ -701,7 +701,7 @@ class RunMonitor:
             message = result if isinstance(result, str) else p.promise
             self._record(p.name, Discovery(property=p.name, kind=kind, state=src, action=a, message=message))
 
-    def _judge_behind_probes(self, src: int, s, a: Action) -> None:
+    def _judge_behind_probes(self, e: int, src: int, s, a: Action) -> None:
         """Judge the answers to the readings that spread behind copies apart
         (:meth:`~rebalproof.model.group_model.GroupModel.behind_probes`: judged, not explored),
         once per state, at its first canonical rebalance edge."""
@@ -716,9 +716,7 @@ class RunMonitor:
             if self._deferred is not None:
                 self._deferred.submit(key, probe.choice, step, src, probe)
             else:
-                digest, bad, unsure, messages = self.judge.verdict(key, probe.choice, step)
-                self.judge._note(digest, bad, unsure)
-                for name, message in messages:
+                for name, message in self.judge.probe(e, key, probe.choice, step):
                     self._judged_violation(name, message, src, probe)
 
     def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:

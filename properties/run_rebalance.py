@@ -139,6 +139,9 @@ class RebalanceJudge:
         self.views: dict[int, tuple[int, int]] = {}
         #: rebalance edge -> view digest (only with ``track_edges``: what a Spark bucket sends)
         self.edge_views: dict[int, int] = {}
+        #: rebalance edge -> digests of the views judged beside it, not walked (the behind probes
+        #: of its state: ``RunMonitor``), also only with ``track_edges``
+        self.edge_probes: dict[int, list[int]] = {}
 
     def judge(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
         """(property, message) for every property the answer of ``step`` breaks, in catalogue order."""
@@ -186,15 +189,29 @@ class RebalanceJudge:
         old = self.views.get(digest)
         self.views[digest] = (bad, unsure) if old is None else (old[0] | bad, old[1] | unsure)
 
-    def records(self) -> tuple[dict, dict]:
-        """(edge -> view digest, view digest -> masks): what a Spark bucket sends the driver."""
-        return dict(self.edge_views), dict(self.views)
+    def probe(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
+        """:meth:`judge` for a view judged beside ``edge`` but not walked (a behind probe)."""
+        digest, bad, unsure, messages = self.verdict(key, choice, step)
+        self._note(digest, bad, unsure)
+        if self.track_edges:
+            self.edge_probes.setdefault(edge, []).append(digest)
+        return list(messages)
 
-    def merge(self, edge_views: dict, views: dict, keep) -> None:
-        """Take a bucket's records for the edges ``keep(edge)`` says the local explorer walked."""
-        for edge, digest in edge_views.items():
+    def records(self) -> tuple[dict, dict, dict]:
+        """(edge -> view digest, view digest -> masks, edge -> probed digests): what a Spark
+        bucket sends the driver."""
+        return dict(self.edge_views), dict(self.views), {e: list(d) for e, d in self.edge_probes.items()}
+
+    def merge(self, edge_views: dict, views: dict, edge_probes: dict | None = None, *, keep) -> None:
+        """Take a bucket's records for the edges ``keep(edge)`` says the local explorer walked
+        (an edge's probes with it, in the order the local run notes them)."""
+        edge_probes = edge_probes or {}
+        for edge in sorted(set(edge_views) | set(edge_probes)):
             if keep(edge):
-                self._note(digest, *views[digest])
+                if edge in edge_views:
+                    self._note(edge_views[edge], *views[edge_views[edge]])
+                for digest in edge_probes.get(edge, ()):
+                    self._note(digest, *views[digest])
 
     def counts(self, name: str) -> tuple[int, int, int]:
         """(violating views, inconclusive views, judged views) of ``name``."""

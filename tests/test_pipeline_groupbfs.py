@@ -419,3 +419,22 @@ def test_candidate_states_travel_packed_and_come_back_equal():
         pass
 
     assert unpack_states(Unpacked(), pack_states(Unpacked(), states), [1]) == [states[1]]
+
+
+def test_behind_probes_are_judged_alike_on_spark(spark):
+    """The readings that spread behind copies apart are judged beside each state's first
+    rebalance edge, not walked (model/lag_readings.py): a Spark bucket ships their verdicts
+    with that edge, so every level on Spark judges the views the local run judges, and red
+    team 8's furthest-behind bug breaks caught-up-active on both."""
+    import tests.assignors.red8_ha as red8
+    from rebalproof.model.assignors.spec import resolve
+
+    cloudpickle.register_pickle_by_value(red8)
+    with resolve("py:tests.assignors.red8_ha:b_behind_worst") as assignor:
+        model, ctx = check("cooperative", assignor, rules="ha", name="b_behind_worst", standbys=0, boundary_lags=True)
+        local, distributed = run_both(spark, model, ctx, local_below=0, partitions=3)
+        monitor = RunMonitor(ctx, model)
+        explore(model, monitor=monitor)
+    (result,) = [r for r in evaluate(ctx, local, monitor) if r.property.name == "caught-up-active"]
+    assert result.verdict.status.name == "VIOLATED" and result.discovery.action.lags in ("behind-fewer-closer", "behind-more-closer")
+    assert model.behind_summary() > 0
