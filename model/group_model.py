@@ -30,6 +30,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from rebalproof.errors import AssignorError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.frontier import GroupStatePacker
 from rebalproof.model.group_assignor import MemoChooser, as_chooser
@@ -428,7 +429,12 @@ class GroupModel:
             return []
         out = []
         for reading in BEHIND_READINGS:
-            out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(self._answers_for(state, reading)[1])))
+            try:
+                answers = self._answers_for(state, reading)[1]
+            except AssignorError as error:
+                error.reading = reading  # which view failed: the finding's trace shows it
+                raise
+            out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(answers)))
         return out
 
     def boundary_summary(self) -> tuple[int, int]:

@@ -114,6 +114,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     calls, hits = getattr(chooser, "calls", 0), getattr(chooser, "hits", 0)
     degrees = np.full(len(positions), -1, dtype=np.int64)
     errors = []
+    probe_errors = []  # the assignor's failures on behind probes, judged beside the edges
     edge_fp, edge_act = [], []
     actions: dict = {}
     seen: set[int] = set()
@@ -148,11 +149,14 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
                 cand_k.append(k)
                 cand_states.append(nxt)
             if monitor is not None:
-                before = len(monitor.discoveries)
+                before, failed = len(monitor.discoveries), len(monitor.errors)
                 monitor.on_edge(e, pos, state, action, nxt, -1)
                 if len(monitor.discoveries) != before:  # rare: a first discovery on this edge
                     for name in _new_names(monitor, before):
                         edge_disc[name] = (e, monitor.discoveries[name])
+                if len(monitor.errors) != failed:  # the assignor failed on a behind probe (no failed expansion)
+                    probe_errors.extend((pos, *_error_fields(error)) for _, error in monitor.errors[failed:])
+                    del monitor.errors[failed:]
             e += 1
     cand_fp = np.array(cand_fp, dtype=np.int64)
     keep = np.flatnonzero(~member(visited, cand_fp))
@@ -167,6 +171,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
         "cand_fp": cand_fp[keep],
         "cand_pos": np.array(cand_pos, dtype=np.int64)[keep],
         "cand_k": np.array(cand_k, dtype=np.int64)[keep],
+        "probe_errors": probe_errors,
     }
     if monitor is not None:
         state_disc = {}
@@ -595,9 +600,15 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
         for name in sorted(best):
             monitor.discoveries[name] = best[name][1]
     errors = sorted((e for r in results for e in r["errors"] if e[0] < cut), key=lambda e: e[0])
-    for pos, message, kind, assignor, input_json in errors:
+    probes = [e for r in results for e in r.get("probe_errors", ()) if e[0] < cut]
+    # in the local run's order: by state, a state's failed expansion or its failed probe (never both)
+    for _, probe, (pos, message, kind, assignor, input_json) in sorted(
+            [(e[0], 0, e) for e in errors] + [(e[0], 1, e) for e in probes], key=lambda x: (x[0], x[1])):
         error = AssignorError(message, kind=kind, assignor=assignor, input_json=input_json)
-        monitor.on_assignor_error(g0 + pos, None, error)
+        if probe:  # its finding came with its edge's discoveries; the run's failures count it
+            monitor.errors.append((g0 + pos, error))
+        else:
+            monitor.on_assignor_error(g0 + pos, None, error)
     graph.errors += len(errors)
     graph.calls += sum(r["calls"] for r in results)
 

@@ -67,6 +67,7 @@ from typing import Callable
 
 import numpy as np
 
+from rebalproof.errors import AssignorError
 from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import balanced_either, measure_balance
 from rebalproof.model.budget import BudgetSpent
@@ -708,7 +709,12 @@ class RunMonitor:
         probes = getattr(self.model, "behind_probes", None)
         if probes is None:
             return
-        for probe in probes(s, a.leader):
+        try:
+            asked = probes(s, a.leader)
+        except AssignorError as error:  # a finding about the assignor, on the probe's own input
+            self._probe_failed(src, error, a.leader, getattr(error, "reading", None))
+            return
+        for probe in asked:
             step = self.model.rebalance_step(s, probe)
             if step is None:
                 continue
@@ -718,6 +724,16 @@ class RunMonitor:
             else:
                 for name, message in self.judge.probe(e, key, probe.choice, step):
                     self._judged_violation(name, message, src, probe)
+
+    def _probe_failed(self, src: int, error, leader, reading) -> None:
+        """The assignor failed on a behind probe's view (crash, hang, malformed answer): a finding
+        like any failed rebalance (``assignor-answers``), its trace ending on that view."""
+        self.errors.append((src, error))
+        action = Action("rebalance", leader=leader, lags=reading)
+        self._record(
+            "assignor-answers",
+            Discovery(property="assignor-answers", kind="finding", state=src, action=action, message=str(error), error=error),
+        )
 
     def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:
         self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))

@@ -34,3 +34,14 @@ class AssignorError(RebalproofError):
         self.assignor = assignor
         self.input_json = input_json
         super().__init__(message)
+
+    def __reduce__(self):
+        """Pickled with its fields (a Spark bucket sends a finding's error to the driver)."""
+        return (_assignor_error, (str(self), self.kind, self.assignor, self.input_json, getattr(self, "reading", None)))
+
+
+def _assignor_error(message: str, kind: str, assignor: str, input_json, reading) -> AssignorError:
+    error = AssignorError(message, kind=kind, assignor=assignor, input_json=input_json)
+    if reading is not None:
+        error.reading = reading  # the boundary reading of the view it failed on (model/group_model.py)
+    return error

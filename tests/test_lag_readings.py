@@ -288,3 +288,18 @@ def test_show_says_which_copies_a_reading_reported_at_the_limit():
     assert "every other caught-up copy at 0 (owners-at-limit)" in text or "every other caught-up copy at 0 (hosts-at-limit)" in text
     assert "The leader&#x27;s view reports these caught-up copies" in render_html(trace) or \
         "The leader's view reports these caught-up copies" in render_html(trace)
+
+
+def test_an_assignor_failing_on_a_behind_probe_is_a_finding_with_a_trace_to_that_view(tmp_path):
+    """A crash on a view that spreads behind copies apart (judged, not explored) is reported as
+    any failed rebalance is (``assignor-answers``, exit 1), never taken for a failure of the warm
+    start, and its trace ends on that view and replays exactly."""
+    from rebalproof.cli.main import main
+
+    trace_dir = tmp_path / "traces"
+    spec = "py:tests.assignors.behind_spread_crash:assign"
+    assert main(["check", "--quiet", "--standbys", "0", "--assignor", spec, "--trace-dir", str(trace_dir)]) == 1
+    trace = json.loads(next(trace_dir.glob("*assignor-answers.json")).read_text())
+    last = trace["steps"][-1]
+    assert last["action"]["lags"] in BEHIND_READINGS and "cannot read these lags" in last["error"]
+    assert main(["replay", str(next(trace_dir.glob("*assignor-answers.json")))]) == 0

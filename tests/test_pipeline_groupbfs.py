@@ -438,3 +438,18 @@ def test_behind_probes_are_judged_alike_on_spark(spark):
     (result,) = [r for r in evaluate(ctx, local, monitor) if r.property.name == "caught-up-active"]
     assert result.verdict.status.name == "VIOLATED" and result.discovery.action.lags in ("behind-fewer-closer", "behind-more-closer")
     assert model.behind_summary() > 0
+
+
+def test_an_assignor_failing_on_a_behind_probe_fails_alike_on_spark(spark):
+    """A Spark bucket sends a failure on a behind probe as it sends a failed expansion: the
+    same errors and the same finding (its probe's view) as the local run."""
+    import tests.assignors.behind_spread_crash as crash
+    from rebalproof.model.assignors.spec import resolve
+
+    cloudpickle.register_pickle_by_value(crash)
+    with resolve("py:tests.assignors.behind_spread_crash:assign") as assignor:
+        model, ctx = check("cooperative", assignor, rules="ha", name="crash", standbys=0, boundary_lags=True)
+        local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
+        monitor = RunMonitor(ctx, model)
+        explore(model, monitor=monitor)
+    assert monitor.errors and monitor.discoveries["assignor-answers"].action.lags is not None

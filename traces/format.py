@@ -423,9 +423,12 @@ def build_trace(exp, discovery, *, protocol: str, assignor: str, bounds, config_
     cycle_start = None
     if discovery.kind == "finding":
         err = discovery.error
+        action = {"kind": "rebalance", "choice": 0}
+        if discovery.action is not None and discovery.action.lags:  # it failed on a reading of the view
+            action["lags"] = discovery.action.lags
         steps.append(
             {
-                "action": {"kind": "rebalance", "choice": 0},
+                "action": action,
                 "state": encode_state(current),
                 "rebalance": {"input": getattr(err, "input_json", None) or {}, "assignment": None},
                 "error": str(err),
