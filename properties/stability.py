@@ -284,31 +284,21 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
         current = current_assignment(view)
         if not same_copies(current, assignment) and balance_signature(view, current) == balance_signature(view, assignment):
             shown, touched, tasks = _what_changed(current, assignment, actives_only=False)
-            return Verdict(
-                property="fixpoint",
-                status=Status.VIOLATED,
-                message=(f"the current assignment is valid, caught up and balanced by some reading of balance with capacities, "
-                         f"not every one, but the answer changes it keeping every count balance reads (no reading calls it "
-                         f"better balanced): {shown}"),
-                tasks=tasks,
-                members=touched,
-                measure={"premise": True, "pinned": "counts"},
-            )
+            return _pinned_violation(
+                "counts", tasks, touched,
+                f"the current assignment is valid, caught up and balanced by some reading of balance with capacities, "
+                f"not every one, but the answer changes it keeping every count balance reads (no reading calls it "
+                f"better balanced): {shown}")
     if reasons and extras_only(reasons):
         moved = unserved_moves(view, assignment)
         if moved:
             current = current_assignment(view)
             shown, touched, _ = _what_changed(current, assignment, actives_only=True)
-            return Verdict(
-                property="fixpoint",
-                status=Status.VIOLATED,
-                message=(f"the current assignment is valid, balanced and caught up but for {'; '.join(reasons)}, "
-                         f"and the answer moves {'an active' if len(moved) == 1 else 'actives'} no extra copy serves "
-                         f"({words(moved)}): {shown}"),
-                tasks=tuple(moved),
-                members=touched,
-                measure={"premise": True, "pinned": "actives without extra copies"},
-            )
+            return _pinned_violation(
+                "actives without extra copies", tuple(moved), touched,
+                f"the current assignment is valid, balanced and caught up but for {'; '.join(reasons)}, "
+                f"and the answer moves {'an active' if len(moved) == 1 else 'actives'} no extra copy serves "
+                f"({words(moved)}): {shown}")
     if reasons:
         return Verdict(
             property="fixpoint",
@@ -339,6 +329,13 @@ def fixpoint(view: RebalanceInput, assignment: Assignment) -> Verdict:
         members=touched,
         measure=measure,
     )
+
+
+def _pinned_violation(pinned: str, tasks, members, message: str) -> Verdict:
+    """``fixpoint`` violated where its premise fails for a reason that still pins part of the
+    layout (``measure["pinned"]`` says which part)."""
+    return Verdict(property="fixpoint", status=Status.VIOLATED, message=message, tasks=tasks, members=members,
+                   measure={"premise": True, "pinned": pinned})
 
 
 def _what_changed(current: Assignment, assignment: Assignment, *, actives_only: bool):

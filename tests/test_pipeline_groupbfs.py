@@ -426,15 +426,7 @@ def test_behind_probes_are_judged_alike_on_spark(spark):
     rebalance edge, not walked (model/lag_readings.py): a Spark bucket ships their verdicts
     with that edge, so every level on Spark judges the views the local run judges, and red
     team 8's furthest-behind bug breaks caught-up-active on both."""
-    import tests.assignors.red8_ha as red8
-    from rebalproof.model.assignors.spec import resolve
-
-    cloudpickle.register_pickle_by_value(red8)
-    with resolve("py:tests.assignors.red8_ha:b_behind_worst") as assignor:
-        model, ctx = check("cooperative", assignor, rules="ha", name="b_behind_worst", standbys=0, boundary_lags=True)
-        local, distributed = run_both(spark, model, ctx, local_below=0, partitions=3)
-        monitor = RunMonitor(ctx, model)
-        explore(model, monitor=monitor)
+    model, ctx, local, monitor = behind_probes_on_spark(spark, "red8_ha", "b_behind_worst")
     (result,) = [r for r in evaluate(ctx, local, monitor) if r.property.name == "caught-up-active"]
     assert result.verdict.status.name == "VIOLATED" and result.discovery.action.lags in ("behind-fewer-closer", "behind-more-closer")
     assert model.behind_summary() > 0
@@ -443,13 +435,22 @@ def test_behind_probes_are_judged_alike_on_spark(spark):
 def test_an_assignor_failing_on_a_behind_probe_fails_alike_on_spark(spark):
     """A Spark bucket sends a failure on a behind probe as it sends a failed expansion: the
     same errors and the same finding (its probe's view) as the local run."""
-    import tests.assignors.behind_spread_crash as crash
+    _, _, _, monitor = behind_probes_on_spark(spark, "behind_spread_crash", "assign")
+    assert monitor.errors and monitor.discoveries["assignor-answers"].action.lags is not None
+
+
+def behind_probes_on_spark(spark, module: str, function: str):
+    """``py:tests.assignors.<module>:<function>`` at ``--standbys 0`` with boundary lags, where
+    behind probes arise: run locally and with every level on Spark (:func:`run_both` compares
+    them), then once more locally for a monitor to read. (model, ctx, local run, its monitor)."""
+    import importlib
+
     from rebalproof.model.assignors.spec import resolve
 
-    cloudpickle.register_pickle_by_value(crash)
-    with resolve("py:tests.assignors.behind_spread_crash:assign") as assignor:
-        model, ctx = check("cooperative", assignor, rules="ha", name="crash", standbys=0, boundary_lags=True)
+    cloudpickle.register_pickle_by_value(importlib.import_module(f"tests.assignors.{module}"))
+    with resolve(f"py:tests.assignors.{module}:{function}") as assignor:
+        model, ctx = check("cooperative", assignor, rules="ha", name=function, standbys=0, boundary_lags=True)
         local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
         monitor = RunMonitor(ctx, model)
         explore(model, monitor=monitor)
-    assert monitor.errors and monitor.discoveries["assignor-answers"].action.lags is not None
+    return model, ctx, local, monitor
