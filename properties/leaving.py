@@ -81,22 +81,46 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
         )
         tasks.append(t)
         members.extend(standbys[t])
-    said = "no member is leaving" if not leaving else f"no learner on {', '.join(sorted_ids(m.id for m in leaving))}, which {'is' if len(leaving) == 1 else 'are'} leaving"
+    said = "no member is leaving" if not leaving else (
+        f"no new learner on {', '.join(sorted_ids(m.id for m in leaving))}, which {'is' if len(leaving) == 1 else 'are'} leaving "
+        f"(copies held going in or caught up may stay)")
     return problems_verdict("staying-learners", problems, sorted_ids(set(tasks)), sorted_ids(set(members)), said)
 
 
+def _learning_stages(view: RebalanceInput, assignment: Assignment) -> list[tuple[str, str]]:
+    """(stateless task, member) for every copy of a stateless task beyond its active in the
+    answer, whatever its label: seed 001, "For stateless tasks the ownership transfer should happen
+    immediately without the need of a learning stage, because there is nothing to restore" (red
+    team 9: a new member given a learner of a stateless task left on its owner passed)."""
+    out = []
+    for task_id in view.stateless_task_ids:
+        for member, held in assignment.members:
+            if task_id in held.standby or task_id in held.warmup:
+                out.append((task_id, member))
+    return sorted(out, key=lambda p: (id_key(p[0]), id_key(p[1])))
+
+
 def stateless_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
-    """No stateless task stays active on a leaving member while another member stays (module doc)."""
+    """No stateless task stays active on a leaving member while another member stays, and none
+    gets a learning stage (a copy beyond its active) anywhere (module doc)."""
     leaving = sorted_ids(treated_as_leaving(view))
     stateless = view.stateless_task_ids
-    if not leaving:
-        said = "every member is leaving (someone must run the tasks)" if view.members and all(m.leaving for m in view.members) else "no member is leaving"
-        return problems_verdict("stateless-at-once", [], (), (), said, measure={"kept_on_leaving": 0})
+    staged = _learning_stages(view, assignment)
     kept = [(m, t) for m in leaving for t in sorted_ids(set(assignment.of(m).active)) if t in stateless]
-    staying = sorted_ids(m.id for m in view.members if not m.leaving)
-    stay = f"{words(staying)} {'stays' if len(staying) == 1 else 'stay'}"
-    problems = [f"stateless task {t} is left active on {m}, which is leaving, though {stay}: with nothing to restore it moves at once"
-                for m, t in kept]
-    ok = f"no stateless task is left on {words(leaving)}, which {'is' if len(leaving) == 1 else 'are'} leaving ({plural(len(stateless), 'stateless task')} in all)"
-    return problems_verdict("stateless-at-once", problems, [t for _, t in kept], [m for m, _ in kept], ok,
-                            measure={"kept_on_leaving": len(kept)})
+    problems = [f"stateless task {t} gets a copy beyond its active on {m} (a learning stage): with nothing to restore, "
+                f"its transfer happens at once" for t, m in staged]
+    if leaving:
+        staying = sorted_ids(m.id for m in view.members if not m.leaving)
+        stay = f"{words(staying)} {'stays' if len(staying) == 1 else 'stay'}"
+        problems += [f"stateless task {t} is left active on {m}, which is leaving, though {stay}: with nothing to restore it moves at once"
+                     for m, t in kept]
+        ok = f"no stateless task is left on {words(leaving)}, which {'is' if len(leaving) == 1 else 'are'} leaving ({plural(len(stateless), 'stateless task')} in all)"
+    else:
+        kept = []
+        ok = "every member is leaving (someone must run the tasks)" if view.members and all(m.leaving for m in view.members) else "no member is leaving"
+    measure = {"kept_on_leaving": len(kept)}
+    if staged:
+        measure["learning_stages"] = len(staged)
+    tasks = sorted_ids({t for _, t in kept} | {t for t, _ in staged})
+    members = sorted_ids({m for m, _ in kept} | {m for _, m in staged})
+    return problems_verdict("stateless-at-once", problems, tasks, members, ok, measure=measure)
