@@ -142,3 +142,7 @@ def test_orphan_to_copy_judges_only_where_the_view_shows_no_owner():
     assert orphan_to_copy(revoked, _answer(I1="", I2="0_0", I3="")).measure["judged"] == 0  # a revoked owner restoring?
     leaving = _view(["0_0"], [{**holder, "leaving": True}, {"id": "I2"}])
     assert orphan_to_copy(leaving, _answer(I1="", I2="0_0")).measure["judged"] == 0  # copies on leaving members
+    # red team 9: a leaving member's copy counts for nothing, and the message says so, not "holds none"
+    to_leaving = _view(["0_0"], [holder, {"id": "I2", "leaving": True, "standby": ("0_0",), "lags": {"0_0": 0}}])
+    v = orphan_to_copy(to_leaving, _answer(I1="", I2="0_0"))
+    assert v.violated and v.message.endswith("goes to I2, which is leaving (a copy there counts for nothing)")
