@@ -306,7 +306,6 @@ def _square_load(counts: dict[str, int], capacities: dict[str, int]) -> Fraction
     return sum((Fraction(n * n, capacities[m]) for m, n in counts.items()), Fraction(0))
 
 
-
 def balance_signature(view: RebalanceInput, assignment: Assignment) -> tuple:
     """Everything a reading of balance can read of ``assignment``: the threads and actives of each
     member, its threads and copies, and for each subtopology its threads and actives per member,

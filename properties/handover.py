@@ -142,11 +142,9 @@ def orphan_to_copy(view: RebalanceInput, assignment: Assignment):
         after = sorted_ids(assignment.actives_of(task_id))
         if not after or set(after) & set(holders):  # no active at all is one-active's business
             continue
-        leaving = treated_as_leaving(view)
+        # a member it goes to that holds a copy is leaving: a staying one would be among the holders
         held = [m for m in after if view.has_member(m) and task_id in view.member(m).copies]
-        why = ("which holds none" if not held else
-               f"which {'is' if len(after) == 1 else 'are'} leaving (a copy there counts for nothing)" if set(held) <= set(leaving) else
-               "which holds none")
+        why = f"which {'is' if len(after) == 1 else 'are'} leaving (a copy there counts for nothing)" if held else "which holds none"
         problems.append(
             f"task {task_id} has no owner going in and a copy on {', '.join(holders)}, "
             f"but its active goes to {', '.join(after)}, {why}"

@@ -115,8 +115,7 @@ def stateless_at_once(view: RebalanceInput, assignment: Assignment) -> Verdict:
         problems += [f"stateless task {t} is left active on {m}, which is leaving, though {stay}: with nothing to restore it moves at once"
                      for m, t in kept]
         ok = f"no stateless task is left on {words(leaving)}, which {'is' if len(leaving) == 1 else 'are'} leaving ({plural(len(stateless), 'stateless task')} in all)"
-    else:
-        kept = []
+    else:  # nobody leaving: nothing kept on a leaving member (kept is empty)
         ok = "every member is leaving (someone must run the tasks)" if view.members and all(m.leaving for m in view.members) else "no member is leaving"
     measure = {"kept_on_leaving": len(kept)}
     if staged:

@@ -712,7 +712,7 @@ class RunMonitor:
         try:
             asked = probes(s, a.leader)
         except AssignorError as error:  # a finding about the assignor, on the probe's own input
-            self._probe_failed(src, error, a.leader, getattr(error, "reading", None))
+            self.on_assignor_error(src, s, error, Action("rebalance", leader=a.leader, lags=getattr(error, "reading", None)))
             return
         for probe in asked:
             step = self.model.rebalance_step(s, probe)
@@ -722,18 +722,8 @@ class RunMonitor:
             if self._deferred is not None:
                 self._deferred.submit(key, probe.choice, step, src, probe)
             else:
-                for name, message in self.judge.probe(e, key, probe.choice, step):
+                for name, message in self.judge.judge(e, key, probe.choice, step, beside=True):
                     self._judged_violation(name, message, src, probe)
-
-    def _probe_failed(self, src: int, error, leader, reading) -> None:
-        """The assignor failed on a behind probe's view (crash, hang, malformed answer): a finding
-        like any failed rebalance (``assignor-answers``), its trace ending on that view."""
-        self.errors.append((src, error))
-        action = Action("rebalance", leader=leader, lags=reading)
-        self._record(
-            "assignor-answers",
-            Discovery(property="assignor-answers", kind="finding", state=src, action=action, message=str(error), error=error),
-        )
 
     def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:
         self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))
@@ -748,11 +738,13 @@ class RunMonitor:
         """The judge worker's memory when it ended (:mod:`rebalproof.model.helper_memory`), or None."""
         return self._deferred.memory if self._deferred is not None else None
 
-    def on_assignor_error(self, idx, s, error) -> None:
+    def on_assignor_error(self, idx, s, error, action: Action | None = None) -> None:
+        """The assignor failed on the rebalance of state ``idx`` (``action``: a behind probe's, whose
+        view the finding's trace then ends on; else the canonical one)."""
         self.errors.append((idx, error))
         self._record(
             "assignor-answers",
-            Discovery(property="assignor-answers", kind="finding", state=idx, action=Action("rebalance"), message=str(error), error=error),
+            Discovery(property="assignor-answers", kind="finding", state=idx, action=action or Action("rebalance"), message=str(error), error=error),
         )
 
 

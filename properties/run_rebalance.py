@@ -143,12 +143,16 @@ class RebalanceJudge:
         #: of its state: ``RunMonitor``), also only with ``track_edges``
         self.edge_probes: dict[int, list[int]] = {}
 
-    def judge(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
-        """(property, message) for every property the answer of ``step`` breaks, in catalogue order."""
+    def judge(self, edge: int, key, choice: int, step, *, beside: bool = False) -> list[tuple[str, str]]:
+        """(property, message) for every property the answer of ``step`` breaks, in catalogue order.
+        ``beside``: the view is judged beside ``edge``, not walked by it (a behind probe)."""
         digest, bad, unsure, messages = self.verdict(key, choice, step)
         self._note(digest, bad, unsure)
         if self.track_edges:
-            self.edge_views[edge] = digest
+            if beside:
+                self.edge_probes.setdefault(edge, []).append(digest)
+            else:
+                self.edge_views[edge] = digest
         return list(messages)
 
     def verdict(self, key, choice: int, step, *, keep: bool = True) -> tuple[int, int, int, tuple]:
@@ -188,14 +192,6 @@ class RebalanceJudge:
     def _note(self, digest: int, bad: int, unsure: int) -> None:
         old = self.views.get(digest)
         self.views[digest] = (bad, unsure) if old is None else (old[0] | bad, old[1] | unsure)
-
-    def probe(self, edge: int, key, choice: int, step) -> list[tuple[str, str]]:
-        """:meth:`judge` for a view judged beside ``edge`` but not walked (a behind probe)."""
-        digest, bad, unsure, messages = self.verdict(key, choice, step)
-        self._note(digest, bad, unsure)
-        if self.track_edges:
-            self.edge_probes.setdefault(edge, []).append(digest)
-        return list(messages)
 
     def records(self) -> tuple[dict, dict, dict]:
         """(edge -> view digest, view digest -> masks, edge -> probed digests): what a Spark
