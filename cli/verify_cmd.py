@@ -14,7 +14,10 @@ Two sections (docs/DESIGN.md "Commands"):
 Outputs under ``--out`` (default ``out/verify``): ``results.json``, ``junit.xml``,
 ``report.html`` (self-contained, with charts and links to each counterexample) and
 ``traces/``. The console shows a progress bar on a terminal, then the tables (plain text off a
-terminal: the same from run to run).
+terminal: the same from run to run). Off a terminal (CI, ``> log 2>&1``), stderr gets a plain
+line as each model check ends and as each section starts, with the time since the start
+(:class:`_Lines`), so a run of many minutes is not silent; ``--quiet`` drops them. Stdout is
+the same either way.
 
 ``--assignor SPEC`` (repeatable) verifies just those assignors: the per-rebalance section runs
 them, and only the suite's checks with that very assignor run. ``--engine local`` runs the
@@ -28,6 +31,7 @@ gone, a changed promise, an inconclusive check, an error) or a finding about an 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -51,6 +55,31 @@ from rebalproof.properties import RULE_SETS
 __all__ = ["command", "SEED_MODULES", "seed_inputs", "generated_inputs", "Tally", "run_matrix"]
 
 
+class _Lines:
+    """Progress as plain lines on stderr, for a log (stderr not a terminal): one as each model
+    check ends (``verify: 3 of 59 model checks done, 0:41: NAME, 4,590 states``) and one as
+    each section starts. The times are on stderr only: stdout stays the same from run to run."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self.done = 0
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            elapsed = int(time.monotonic() - self.started)
+            click.echo(f"verify: {text} ({elapsed // 60}:{elapsed % 60:02d})", err=True)
+
+    def check_done(self, total: int, result: dict) -> None:
+        self.done += 1
+        what = f"error: {result['error']}" if result.get("error") else f"{_count(result.get('states', 0), 'state')}"
+        self.say(f"{self.done} of {total} model checks done: {result['name']}, {what}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _progress(total: int):
     """A rich progress bar on stderr when it is a terminal; None otherwise (output stays deterministic)."""
     if total == 0 or not sys.stderr.isatty():
@@ -69,17 +98,22 @@ def _progress(total: int):
     return progress
 
 
-def _run_model_checks(checks, *, engine: str, master: str | None, driver_memory: str, spark_logs: bool) -> list[dict]:
+def _run_model_checks(checks, *, engine: str, master: str | None, driver_memory: str, spark_logs: bool,
+                      lines: _Lines) -> list[dict]:
     from rebalproof.pipeline.matrix import run_checks
 
     spark = None
     if checks and engine == "spark":
         from rebalproof.pipeline.session import spark_session
 
+        lines.say(f"starting Spark ({master or 'local[*]'})")
         spark = spark_session(master=master, driver_memory=driver_memory, quiet=not spark_logs)
+    if checks:
+        lines.say(f"{_count(len(checks), 'model check')} to run {'as Spark tasks' if engine == 'spark' else 'in this process'}")
     progress = _progress(len(checks))
     if progress is None:
-        return run_checks(checks, engine=engine, spark=spark)
+        return run_checks(checks, engine=engine, spark=spark,
+                          on_result=(lambda result: lines.check_done(len(checks), result)) if lines.enabled else None)
     with progress:
         task = progress.add_task(f"{len(checks)} model checks", total=len(checks))
 
@@ -138,8 +172,9 @@ def _check_rows(judged: list[dict]) -> list[list[str]]:
               help="also write the per-rebalance results (with example inputs) to FILE")
 @click.option("--finding-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="save findings about assignors (with their inputs) in DIR")
+@click.option("--quiet", is_flag=True, help="no progress on stderr (off a terminal: a line as each model check ends)")
 def command(suite_path, out_dir, engine, master, driver_memory, spark_logs, only, specs, rules, generated, seed, timeout,
-            json_path, finding_dir) -> int:
+            json_path, finding_dir, quiet) -> int:
     """Run the verification suite: model checks on Spark, and every assignor one rebalance at a time.
 
     Exit 0 when every verdict is as the suite expects, 1 on an unexpected one or a finding about
@@ -164,7 +199,9 @@ def command(suite_path, out_dir, engine, master, driver_memory, spark_logs, only
     # -- 1. model checks --------------------------------------------------------------------
     from rebalproof.pipeline.matrix import judge
 
-    results = _run_model_checks(checks, engine=engine, master=master, driver_memory=driver_memory, spark_logs=spark_logs)
+    lines = _Lines(enabled=not quiet and not sys.stderr.isatty())
+    results = _run_model_checks(checks, engine=engine, master=master, driver_memory=driver_memory, spark_logs=spark_logs,
+                                lines=lines)
     judged = [judge(spec, result) for spec, result in zip(checks, results)]
     if judged:
         print_table(["check", "states", "exploration", "result", "notes"], _check_rows(judged),
@@ -184,6 +221,7 @@ def command(suite_path, out_dir, engine, master, driver_memory, spark_logs, only
     if rebalance_specs:
         seeds, seed_counts = seed_inputs()
         corpus = seeds + generated_inputs(generated, seed=seed)
+        lines.say(f"one rebalance at a time: {_count(len(rebalance_specs), 'assignor')} on {_count(len(corpus), 'view')}")
         rows = run_matrix(rebalance_specs, corpus, rules=rules, timeout=timeout, finding_dir=finding_dir)
         properties = []
         for row in rows:

@@ -1,6 +1,7 @@
 """``rebalproof verify``: suites, expectations, the Spark matrix, and the report files."""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -158,6 +159,15 @@ def test_verify_writes_every_output(capsys, tmp_path):
     assert code == 0, out + err
     assert "expected finding: broken: single-owner" in out
     assert out.rstrip().splitlines()[-1].startswith("verify: ok: 2 model checks, 1 expected findings, 0 unexpected")
+    # stderr is not a terminal here: a plain progress line per model check and per section, none on stdout
+    lines = err.splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        "verify: 2 model checks to run in this process",
+        "verify: 1 of 2 model checks done: eager+sticky, 24 states",
+        "verify: 2 of 2 model checks done: broken, 192 states",
+        "verify: one rebalance at a time: 1 assignor on 29 views",
+    ], err
+    assert all(re.search(r"\(\d+:\d\d\)$", line) for line in lines) and "model checks done" not in out
 
     results = json.loads((out_dir / "results.json").read_text())
     assert results["format"] == "rebalproof-verify/1" and results["ok"]
@@ -179,8 +189,9 @@ def test_verify_writes_every_output(capsys, tmp_path):
 
 def test_verify_exit_1_on_a_regression_and_2_on_a_bad_suite(capsys, tmp_path):
     regressed = write(tmp_path, "r.toml", TINY.replace('single-owner = "violated: hands a task over before its owner revoked it"', ""))
-    code, out, _ = run(capsys, "verify", str(regressed), "--out", str(tmp_path / "o"), "--engine", "local", "--check", "broken")
-    assert code == 1
+    code, out, err = run(capsys, "verify", str(regressed), "--out", str(tmp_path / "o"), "--engine", "local", "--check", "broken",
+                         "--quiet")
+    assert code == 1 and err == ""  # --quiet: no progress lines
     assert "unexpected: broken: single-owner is violated, expected holds (regression)" in out
     junit = ET.parse(tmp_path / "o" / "junit.xml").getroot()
     assert junit.get("failures") == "1"
