@@ -62,7 +62,7 @@ from rebalproof.properties.copies import no_colocation, one_active, standby_coun
 from rebalproof.properties.lag import caught_up_active
 from rebalproof.properties.leaving import stateless_at_once, staying_learners
 from rebalproof.properties.learners import learner_takes_over, learners_kept
-from rebalproof.properties.stability import fixpoint, stable, stable_settled
+from rebalproof.properties.stability import fixpoint, stable, stable_settled, stable_sticky
 from rebalproof.properties.standby_rank import caught_up_standby
 from rebalproof.properties.verdict import Status, Verdict
 
@@ -203,11 +203,11 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="stable",
-        promise="a stateless task stays with its current owner unless moving it is needed for balance, in a rebalance that changes nothing else",
+        promise="a stateless task stays with its current owner unless moving it is needed for balance, in a rebalance that changes nothing else (sticky, eager: and no two owners' stateful actives are exchanged without need)",
         kind="always",
         promised_by=frozenset({"sticky", "eager", "ha"}),
         check=stable,
-        checks_by_rules={"ha": stable_settled, "sticky": stable_settled, "eager": stable_settled},
+        checks_by_rules={"ha": stable_settled, "sticky": stable_sticky, "eager": stable_sticky},
         not_promised_because="KIP-429 moves stateless tasks at once, with no stickiness promise",
         source="KIP-441 Assignment Algorithm 6",
     ),

@@ -54,21 +54,40 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
     leaving = [m for m in view.members if m.id in treated]
     slots = standby_allowance(view)
     learners: dict[str, list[str]] = {}  # member -> tasks given as learners (warmup role)
+    tagged: dict[str, list[str]] = {}  # member -> standbys it held, behind, now tagged learners
+    cold: dict[str, list[str]] = {}  # member -> actives it must restore first
     standbys: dict[str, list[str]] = {}  # task -> leaving members given it as a new standby
     for member in sorted(leaving, key=lambda m: id_key(m.id)):
         given = assignment.of(member.id)
-        for t in sorted_ids(set(given.standby + given.warmup)):
-            if (view.has_task(t) and view.task(t).stateful and t not in given.active
-                    and t not in member.copies and not is_caught_up(view, member.id, t)):
-                if t in given.warmup:
-                    learners.setdefault(member.id, []).append(t)
-                else:
-                    standbys.setdefault(t, []).append(member.id)
+        for t in sorted_ids(set(given.active + given.standby + given.warmup)):
+            if not view.has_task(t) or not view.task(t).stateful or is_caught_up(view, member.id, t):
+                continue
+            if t in given.active:
+                if t not in member.copies:
+                    cold.setdefault(member.id, []).append(t)
+            elif t not in member.copies and t in given.warmup:
+                learners.setdefault(member.id, []).append(t)
+            elif t not in member.copies:
+                standbys.setdefault(t, []).append(member.id)
+            elif t in given.warmup and t not in member.warmup:
+                tagged.setdefault(member.id, []).append(t)
     problems, tasks, members = [], [], []
-    for member, ts in learners.items():
-        copies = f"{'a learner' if len(ts) == 1 else 'learners'} of {', '.join(ts)}"
-        problems.append(f"{member} is leaving but is given {copies} (a copy it did not hold and is not caught up on)")
-        tasks.extend(ts)
+    for member in sorted_ids(set(learners) | set(tagged) | set(cold)):
+        said = []
+        if member in learners:
+            ts = learners[member]
+            said.append(f"{'a learner' if len(ts) == 1 else 'learners'} of {', '.join(ts)} "
+                        f"(a copy it did not hold and is not caught up on)")
+        if member in tagged:
+            ts = tagged[member]
+            said.append(f"{'a learner' if len(ts) == 1 else 'learners'} of {', '.join(ts)} "
+                        f"(its standby, still behind, tagged to learn)")
+        if member in cold:
+            ts = cold[member]
+            said.append(f"the {'active' if len(ts) == 1 else 'actives'} of {', '.join(ts)} "
+                        f"(which it did not hold and is not caught up on: it must restore first)")
+        problems.append(f"{member} is leaving but is given {' and '.join(said)}")
+        tasks.extend(learners.get(member, []) + tagged.get(member, []) + cold.get(member, []))
         members.append(member)
     for t in sorted_ids(standbys):
         over = len(standbys[t]) - slots  # the new standbys on leaving members take the task's standby slots first

@@ -33,9 +33,10 @@ from rebalproof.properties.common import as_if_staying, current_assignment, extr
 from rebalproof.properties.copies import no_colocation, one_active, standby_count
 from rebalproof.properties.lag import rank_text
 from rebalproof.properties.stateless_moves import stateless_moves
+from rebalproof.properties.sticky_moves import needless_exchanges
 from rebalproof.properties.verdict import Status, Verdict
 
-__all__ = ["fixpoint_premise", "premise_holds", "balanced_some_way_only", "extras_only", "unserved_moves", "same_copies", "same_actives", "fixpoint_pins_copies", "fixpoint", "stable", "stable_settled", "load_changes"]
+__all__ = ["fixpoint_premise", "premise_holds", "balanced_some_way_only", "extras_only", "unserved_moves", "same_copies", "same_actives", "fixpoint_pins_copies", "fixpoint", "stable", "stable_settled", "stable_sticky", "load_changes"]
 
 _MAX_LISTED = 6
 
@@ -517,6 +518,36 @@ def load_changes(view: RebalanceInput, assignment: Assignment) -> tuple[str, ...
     if changed:
         reasons.append(f"the answer moves stateful {plural(len(changed), 'task')} ({words(sorted_ids(changed)[:_MAX_LISTED])}{', ...' if len(changed) > _MAX_LISTED else ''})")
     return tuple(reasons)
+
+
+def stable_sticky(view: RebalanceInput, assignment: Assignment) -> Verdict:
+    """``stable`` under the ``sticky`` and ``eager`` rules: :func:`stable_settled`, and in every
+    rebalance no needless exchange of stateful actives between owners
+    (:func:`~rebalproof.properties.sticky_moves.needless_exchanges`: a staying member passing its
+    own task of a subtopology on while taking another owner's task of it, where trading the two
+    keeps every count and is no less caught up). Red team 10: an assignor dealing every task
+    round-robin afresh at each rebalance, balanced but never sticky, kept every sticky promise."""
+    verdict = stable_settled(view, assignment)
+    exchanges = needless_exchanges(
+        view, assignment, lambda alt, a, b: _no_worse(view, assignment, alt, a) and _no_worse(view, assignment, alt, b))
+    if not exchanges:
+        return verdict
+    problem = (f"stateful actives exchanged without need: {'; '.join(str(x) for x in exchanges)} (each keeping its own "
+               f"gives every member the same counts, with fewer moves, no less balanced and no less caught up)")
+    tasks = [t for x in exchanges for t in (x.kept, x.taken)]
+    members = [m for x in exchanges for m in (x.member, x.holder, x.owner)]
+    if verdict.violated:
+        problem = f"{verdict.message}; {problem}"
+        tasks += list(verdict.tasks)
+        members += list(verdict.members)
+    return Verdict(
+        property="stable",
+        status=Status.VIOLATED,
+        message=problem,
+        tasks=sorted_ids(set(tasks)),
+        members=sorted_ids(set(members)),
+        measure=dict(verdict.measure, exchanges=len(exchanges)),
+    )
 
 
 def stable_settled(view: RebalanceInput, assignment: Assignment) -> Verdict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, Phase, assume, find, given, settings
@@ -675,8 +676,8 @@ def test_staying_learners_no_learner_on_a_leaving_member():
     assert staying_learners(slotted, answer(I1="0_0 0_1", I2="~0_0", I3="+0_0")).violated
     crowded = staying_learners(slotted, answer(I1="0_0 0_1", I2="+0_0", I4="+0_0"))
     assert crowded.violated and "one of I2, I4" in crowded.message and crowded.members == ("I2", "I4"), crowded.message
-    # caught up on it (0_1), an active, a stateless task, or a staying member: no learner on a leaving one
-    for fine in (answer(I1="0_0 0_1", I2="+0_1", I3="~0_0"), answer(I1="0_1", I2="0_0", I3=""), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0")):
+    # caught up on it (0_1, as a copy or as the active), a stateless task, or a staying member: no learner on a leaving one
+    for fine in (answer(I1="0_0 0_1", I2="+0_1", I3="~0_0"), answer(I1="0_0", I2="0_1", I3=""), answer(I1="0_0 0_1 1_0", I2="", I3="~0_0")):
         assert staying_learners(view, fine).holds, fine
     # what it held going in it may keep
     held = view_of(["0_0"], [dict(id="I1", active=("0_0",), lags={"0_0": 0}), dict(id="I2", leaving=True, warmup=("0_0",), lags={"0_0": 50000})])
@@ -687,6 +688,33 @@ def test_staying_learners_no_learner_on_a_leaving_member():
     # promised by the learner rules only
     by_rules = {r: next(v for v in check_assignment(view, learner, rules=r) if v.property == "staying-learners").status for r in RULE_SETS}
     assert by_rules == {"sticky": Status.NOT_PROMISED, "eager": Status.NOT_PROMISED, "learner": Status.VIOLATED, "ha": Status.NOT_PROMISED}
+
+
+def test_staying_learners_no_task_to_restore_on_a_leaving_member():
+    """Red team 9 (F3, F4): a leaving member given an active it has no state for (an orphan dealt
+    to it as 'resource available'), or its behind standby tagged a learner (seed 001's Standby
+    Task Utilization without the isLeaving filter: the staying owner revokes the task at every
+    join while it is 'being learned'), passed every property. KIP-429: "leader will perform the
+    learner assignment among members without intention of leaving. And the leaving member will
+    shut down itself once received the instruction to revoke all its active tasks"."""
+    from rebalproof.properties.leaving import staying_learners
+
+    # I2 is gone: 0_1 (a behind standby on the leaving I1) and 1_0 (no copy anywhere) have no owner
+    members = [dict(id="I1", leaving=True, active=("0_0",), standby=("0_1",), lags={"0_0": 0, "0_1": 50000}),
+               dict(id="I3", active=("1_1",), lags={"1_1": 0})]
+    view = replace(view_of(["0_0", "0_1", "1_0", "1_1"], members, num_standby_replicas=1), previous_members=("I1", "I2", "I3"))
+    cold = staying_learners(view, answer(I1="0_0 1_0", I3="1_1 0_1"))
+    assert cold.violated and cold.tasks == ("1_0",) and cold.members == ("I1",), cold.message
+    assert "I1 is leaving but is given the active of 1_0 (which it did not hold and is not caught up on: it must restore first)" == cold.message
+    # its behind standby of 0_1 tagged a learner while I3 takes 0_1 over
+    tagged = staying_learners(view, answer(I1="0_0 ~0_1", I3="1_1 0_1 1_0"))
+    assert tagged.violated and tagged.tasks == ("0_1",), tagged.message
+    assert "I1 is leaving but is given a learner of 0_1 (its standby, still behind, tagged to learn)" == tagged.message
+    # the same copy kept as a standby, or given the active it held a standby of: held going in, no new learning
+    assert staying_learners(view, answer(I1="0_0 +0_1", I3="1_1 0_1 1_0")).holds
+    assert staying_learners(view, answer(I1="0_0 0_1", I3="1_1 1_0")).holds
+    # a leaving member holding everything (nobody else there) may be given what it must
+    assert staying_learners(replace(view, members=view.members[:1]), answer(I1="0_0 0_1 1_0 1_1")).holds
 
 
 def test_check_catches_a_learner_assignor_that_gives_a_leaving_member_a_learner(capsys, tmp_path, monkeypatch):

@@ -1,0 +1,121 @@
+"""Owners keep their own: the stateful half of ``stable`` under the ``sticky`` and ``eager`` rules.
+
+The rule sets named for the sticky assignor promise that a stateful active stays with its owner
+when nothing asks it to move. Seed 002 (KIP-441), "Related Work": "the more "sticky" the
+assignment in Streams the better, so we tend to avoid this kind of simple round-robin assignment
+on subsequent rebalances"; of the consumer's StickyAssignor: "a greedy assignment that should
+produce an assignment that is as balanced as possible while maintaining all current
+assignments"; "Constraints and Cost Function": replay time "is the reason we currently favor
+stickiness".
+
+What one answer shows for certain is a *needless exchange*. A staying member ``m`` loses a
+stateful active ``A`` it owned to ``h``, and is given a stateful active ``B`` that another
+member ``o`` owned going in. Then the answer with the roles of ``A`` and ``B`` traded (every
+member's copy of ``A`` becomes its copy of ``B`` and the other way round) is valid exactly when
+the answer is, gives every member the same number of actives, standbys and warmups, keeps ``A``
+with its owner, and moves ``B`` to ``h`` instead of ``m``: one move fewer or the same moves. The
+exchange is needless when that traded answer is no worse on every count the answer could have
+aimed at:
+
+- balance: within one of the same subtopologies the same number of copies per member; for ``A``
+  and ``B`` of two subtopologies, the caller's ``balanced_alike(traded, A, B)`` (each
+  subtopology's spread and within-one by every reading kept or improved: the sticky rules
+  measure subtopology spread without promising it, and an assignor may aim at it);
+- replay time: ``h`` at least as caught up on ``B`` as on ``A`` (the lag rank of seed 002):
+  always when ``h`` is ``B``'s owner (a trade of two owners), and when ``h`` holds neither (``m``
+  passes its own task on and takes another's, as a fresh round-robin deal does). Where ``h`` is
+  more caught up on ``A`` (a standby of it), the chain may be the assignor's way to avoid a
+  restore, and it is not judged.
+
+Not judged: tasks nobody owned going in (an orphan dealt to a member holding its state may push
+that member's own task to another: Kafka's own sticky assignors do, seen in their recorded
+answers), owners marked leaving (the sticky rules may treat them as gone), and stateless tasks
+(``stable``'s own tests).
+
+Examples
+--------
+>>> from rebalproof.model.assignment import Assignment, MemberAssignment
+>>> from rebalproof.model.view import Member, RebalanceInput, Task
+>>> view = RebalanceInput(tasks=tuple(Task(id=t) for t in ("0_0", "0_1", "1_0", "1_1")), members=(
+...     Member(id="I1", active=("0_0", "1_0")), Member(id="I2", active=("0_1", "1_1")), Member(id="I3")),
+...     previous_members=("I1", "I2"))
+>>> [str(x) for x in needless_exchanges(view, Assignment.build({"I1": {"active": ["0_0", "1_1"]}, "I2": {"active": ["0_1"]}, "I3": {"active": ["1_0"]}}))]
+['1_0 from I1 to I3 while I1 is given 1_1 from I2']
+>>> needless_exchanges(view, Assignment.build({"I1": {"active": ["0_0", "1_0"]}, "I2": {"active": ["0_1"]}, "I3": {"active": ["1_1"]}}))
+()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rebalproof.model.assignment import Assignment, MemberAssignment
+from rebalproof.model.names import id_key
+from rebalproof.model.ranking import rank
+from rebalproof.model.view import RebalanceInput
+
+__all__ = ["Exchange", "needless_exchanges", "traded"]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """``member`` lost ``kept`` (its own) to ``holder`` and was given ``taken`` from ``owner``."""
+
+    member: str
+    kept: str
+    holder: str
+    taken: str
+    owner: str
+
+    def __str__(self) -> str:
+        return f"{self.kept} from {self.member} to {self.holder} while {self.member} is given {self.taken} from {self.owner}"
+
+
+def traded(assignment: Assignment, a: str, b: str) -> Assignment:
+    """``assignment`` with the roles of tasks ``a`` and ``b`` traded on every member."""
+    swap = {a: b, b: a}
+    members = {
+        m: MemberAssignment(active=[swap.get(t, t) for t in x.active], standby=[swap.get(t, t) for t in x.standby],
+                            warmup=[swap.get(t, t) for t in x.warmup])
+        for m, x in assignment.members
+    }
+    return Assignment(members=members, probing_rebalance=assignment.probing_rebalance)
+
+
+def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_alike=None) -> tuple[Exchange, ...]:
+    """Every needless exchange of the answer (module doc), in id order: at most one per member
+    and task it lost (the first task it was given instead, by id). ``balanced_alike(traded, a,
+    b)`` judges an exchange across subtopologies (None: only exchanges within one are judged)."""
+    actives: dict[str, set[str]] = {}
+    for member, held in assignment.members:
+        for t in held.active:
+            actives.setdefault(t, set()).add(member)
+    stateful = {t.id: t.subtopology for t in view.tasks if t.stateful}
+    staying = {m.id for m in view.members if not m.leaving}
+    out = []
+    for m in sorted(view.members, key=lambda x: id_key(x.id)):
+        if m.leaving:
+            continue
+        given = [t for t in assignment.of(m.id).active if t in stateful]
+        taken = sorted(
+            ((t, o) for t in given if t not in m.active for o in view.owners(t) if o in staying and o != m.id),
+            key=lambda p: (id_key(p[0]), id_key(p[1])),
+        )
+        if not taken:
+            continue
+        for kept in sorted((t for t in m.active if t in stateful and t not in given), key=id_key):
+            holders = actives.get(kept, set())
+            if len(holders) != 1 or holders & set(view.owners(kept)):
+                continue  # kept by an owner, or not one active (one-active's business)
+            (holder,) = holders
+            if not view.has_member(holder):
+                continue
+            for t, owner in taken:
+                if holder != owner and rank(view, holder, t) > rank(view, holder, kept):
+                    continue  # h is more caught up on what it got: perhaps a restore avoided
+                if stateful[t] != stateful[kept] and (
+                        balanced_alike is None or not balanced_alike(traded(assignment, kept, t), kept, t)):
+                    continue
+                out.append(Exchange(member=m.id, kept=kept, holder=holder, taken=t, owner=owner))
+                break
+    return tuple(out)

@@ -1,0 +1,71 @@
+"""Red team 10 (2026-11-29): the seeded bug that passed the sticky and eager rules, written again in
+Python (``tests/test_red10.py``; the red team's own assignor spoke the exec protocol from Node.js).
+
+``round_robin_afresh`` deals every task at every rebalance as if nothing were held: the tasks in
+natural order, round-robin over the staying members in natural order (each member's share by its
+threads), then each stateful task's standbys on the next members that do not run it. Always
+balanced, never sticky: seed 002, "the more "sticky" the assignment in Streams the better, so we
+tend to avoid this kind of simple round-robin assignment on subsequent rebalances".
+
+``keep_then_deal`` is the same dealing with the one step it lacks: each member first keeps its
+own actives up to its share, then the rest are dealt to the members with room (no bug).
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _nat(text: str):
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
+
+
+def _shares(members: list[dict], n: int) -> dict[str, int]:
+    """Each member's number of actives: by threads, the remainder to the first by natural order."""
+    threads = sum(m.get("capacity", 1) for m in members)
+    share = {m["id"]: n * m.get("capacity", 1) // threads for m in members}
+    for m in members[: n - sum(share.values())]:
+        share[m["id"]] += 1
+    return share
+
+
+def _deal(view: dict, keep: bool) -> dict:
+    members = sorted((m for m in view["members"] if not m.get("leaving")), key=lambda m: _nat(m["id"]))
+    members = members or sorted(view["members"], key=lambda m: _nat(m["id"]))
+    tasks = sorted((t["id"] for t in view["tasks"]), key=_nat)
+    stateful = {t["id"] for t in view["tasks"] if t.get("stateful", True)}
+    share = _shares(members, len(tasks))
+    out = {m["id"]: {"active": [], "standby": [], "warmup": []} for m in view["members"]}
+    placed = set()
+    if keep:
+        for m in members:
+            for t in sorted(m.get("active", []), key=_nat):
+                if t in tasks and t not in placed and len(out[m["id"]]["active"]) < share[m["id"]]:
+                    out[m["id"]]["active"].append(t)
+                    placed.add(t)
+    i = 0
+    for t in tasks:
+        if t in placed:
+            continue
+        while len(out[members[i % len(members)]["id"]]["active"]) >= share[members[i % len(members)]["id"]]:
+            i += 1
+        out[members[i % len(members)]["id"]]["active"].append(t)
+        i += 1
+    standbys = min(view.get("config", {}).get("num_standby_replicas", 0), len(members) - 1)
+    ids = [m["id"] for m in members]
+    for t in tasks:
+        if t not in stateful:
+            continue
+        owner = next(m for m in ids if t in out[m]["active"])
+        at = ids.index(owner)
+        for k in range(1, standbys + 1):
+            out[ids[(at + k) % len(ids)]]["standby"].append(t)
+    return {"assignment": out, "probing_rebalance": False}
+
+
+def round_robin_afresh(view: dict) -> dict:
+    return _deal(view, keep=False)
+
+
+def keep_then_deal(view: dict) -> dict:
+    return _deal(view, keep=True)
