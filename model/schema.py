@@ -62,8 +62,11 @@ INPUT_SCHEMA = {
             },
         },
         "previous_members": {
-            **_IDS,
-            "description": "the leader's memory of the last round; absent when it was lost (leader fail-over)",
+            "type": ["array", "null"],
+            "items": _ID,
+            "default": None,
+            "description": "the leader's memory of the last round; absent or null when it was lost (leader fail-over), "
+                           "which is not the empty list (a memory of no member: every member new)",
         },
     },
 }

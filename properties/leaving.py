@@ -7,8 +7,12 @@ perform the learner assignment among members without intention of leaving." A le
 copy that must restore its state first, so a member marked leaving is given no learner (below)
 of a stateful task that it did not hold going in and is not caught up on. What it
 held, or has caught-up state for (a task it revoked at this join, KIP-429's being-learned
-revocation), is no learning. An active is not a learner (KIP-429 v2 keeps a leaving member's
-actives until their learners are ready), and a stateless task has nothing to learn.
+revocation), is no learning, with one exception: a standby it held, still behind, tagged a
+learner (the ``warmup`` role) is a learner assignment on it. An active it held is kept until its
+learners are ready (KIP-429 v2), but an active it neither held nor is caught up on must be
+restored there (red team 9: an orphan dealt cold to a leaving member passed), and the member
+"will shut down itself once received the instruction to revoke all its active tasks". A
+stateless task has nothing to learn.
 
 Which copies are learners is the one place a label decides: KIP-429 defines a learner as "a
 special standby task", told apart by its ``isLearner`` tag ("Task Tagging": "Indicate whether standby task is a learner task"), and the model's

@@ -229,6 +229,29 @@ def test_wrong_answers_are_findings(mode, kind, says, starts_file):
     assert len(starts_file.read_text().split()) == 2
 
 
+@pytest.mark.parametrize("mode, kind, says", [
+    ("wait", "timeout", "it wrote 170 bytes with no end of line: '{\"assignment\": {\"I1\": {\"active\": [\"0_0\""),
+    ("exit", "crash", "it wrote 20 bytes with no end of line: '{\"assignment\": {\"I1\"'"),
+])
+def test_an_answer_without_its_end_of_line_says_what_arrived(mode, kind, says):
+    """Red team 10: a whole answer left without a newline (``print(..., end="")``, no flush of the
+    line) was only 'no answer within 0.5 s'."""
+    with ExecAssignor(program("unterminated.py", mode), timeout=TIMEOUT) as assignor:
+        error, _ = finding(assignor, make_view())
+    assert error.kind == kind and says in str(error), str(error)
+    assert "end each answer with a newline and flush" in str(error)
+
+
+def test_a_crash_keeps_the_error_line_before_its_stack_frames():
+    """Red team 10: Node.js (and the JVM) write the error before the frames, and the last eight
+    lines of stderr were frames only."""
+    with ExecAssignor(program("unterminated.py", "stack"), timeout=5) as assignor:
+        error, _ = finding(assignor, make_view())
+    text = str(error)
+    assert error.kind == "crash" and "stderr: TypeError: Cannot read properties of undefined (reading 'slice') | ... |" in text, text
+    assert text.count("at frame") == 8 and "frame9" in text and "frame1 " not in text
+
+
 def test_two_lines_for_one_input_is_malformed():
     with ExecAssignor(program("wrong_lines.py"), timeout=5) as assignor:
         error, _ = finding(assignor, make_view())

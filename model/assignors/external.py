@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import selectors
 import shlex
 import shutil
@@ -54,6 +55,9 @@ __all__ = ["ExecAssignor", "PyAssignor", "load_callable", "judge_answer", "where
 #: Longest answer line we accept; a longer one is a ``malformed`` finding (and bounds our memory).
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _STDERR_LINES = 8  # last lines of the child's stderr kept for a finding
+#: A stderr line that names the failure. Node.js and the JVM write it before the stack frames, so
+#: the last lines alone lost it (red team 10); the first such line is kept beside them.
+_ERROR_LINE = re.compile(r"(Error|Exception|Traceback|panic|FATAL|fatal)\b")
 _SHOWN = 200  # characters of a bad answer quoted in a finding
 
 
@@ -261,6 +265,7 @@ class ExecAssignor:
         self._reaper = None
         self._out = bytearray()
         self._err_tail: deque[str] = deque(maxlen=_STDERR_LINES)
+        self._err_first: str | None = None  # the first stderr line naming an error (_ERROR_LINE)
         self._err_partial = b""
         self._fresh = False
         self._last_input: dict | None = None
@@ -290,6 +295,7 @@ class ExecAssignor:
         self._reaper = weakref.finalize(self, _kill_group, proc)  # safety net if close() is forgotten
         self._out.clear()
         self._err_tail.clear()
+        self._err_first = None
         self._err_partial = b""
         self._fresh = True
         self.starts += 1
@@ -417,7 +423,12 @@ class ExecAssignor:
         for raw in lines:
             text = raw.decode("utf-8", "replace").rstrip()
             if text:
-                self._err_tail.append(_shorten(text))
+                self._err_line(_shorten(text))
+
+    def _err_line(self, text: str) -> None:
+        self._err_tail.append(text)
+        if self._err_first is None and _ERROR_LINE.search(text):
+            self._err_first = text
 
     def _drain_stderr(self) -> None:
         """Read what the (dead) child left on stderr, without blocking."""
@@ -430,7 +441,7 @@ class ExecAssignor:
                 break
             self._feed_stderr(chunk)
         if self._err_partial.strip():
-            self._err_tail.append(_shorten(self._err_partial.decode("utf-8", "replace").rstrip()))
+            self._err_line(_shorten(self._err_partial.decode("utf-8", "replace").rstrip()))
             self._err_partial = b""
 
     def _check_no_extra_output(self) -> None:
@@ -460,6 +471,7 @@ class ExecAssignor:
         """Kill the child, gather its stderr, and word the finding."""
         proc = self._proc
         code = None
+        partial = bytes(self._out)  # what it wrote of an answer line, with no end of line yet
         if finding.kind == "crash" and proc is not None:
             try:  # it closed its stdout: give it until its deadline to exit and tell us its code
                 code = proc.wait(timeout=max(0.05, min(1.0, timeout)))
@@ -490,8 +502,14 @@ class ExecAssignor:
         else:
             verb = "answered malformed output"
             what = finding.what
+        if partial and finding.kind in ("crash", "timeout"):
+            details.append(f"it wrote {len(partial)} bytes with no end of line: "
+                           f"{_shorten(partial.decode('utf-8', 'replace'))!r}; end each answer with a newline and flush")
         if self._err_tail:
-            details.append("stderr: " + " | ".join(self._err_tail))
+            lines = list(self._err_tail)
+            if self._err_first is not None and self._err_first not in lines:
+                lines = [self._err_first, "...", *lines]
+            details.append("stderr: " + " | ".join(lines))
         else:
             details.append("stderr: empty")
         message = f"{self.name} {verb} on the input below: {what} ({'; '.join(details)})"
