@@ -165,6 +165,9 @@ def _with_budget(callback):
 @click.option("--capacities", default=None, metavar="C1,C2,...",
               help="stream threads per instance of the pool, in order (I1, I2, ...); a shorter list repeats its "
                    "last value, e.g. 1,2 gives I1 one thread and every later instance two  [default: 1]")
+@click.option("--first-id", "first_id", type=int, default=None, metavar="N",
+              help="number the instances from I<N> (e.g. 8: I8, I9, I10, whose string order differs from their "
+                   "natural order: shows an assignor that mixes the two)  [default: 1]")
 @click.option("--start", type=click.Choice(["warm", "cold"]), default=None,
               help="warm: a settled group, every copy caught up; cold: nothing held, no state (a far larger space, "
                    "every copy restoring from nothing: start it at small bounds, e.g. --subtopologies 1)  [default: warm]")
@@ -201,7 +204,7 @@ def _with_budget(callback):
 @click.option("--require-complete", is_flag=True, help="exit 1 when a verdict is inconclusive")
 @_with_budget
 def command(budget, protocol_spec, spec, rules, scenario, instances, initial, subtopologies, partitions, stateless,
-            standbys, max_warmups, recovery_lag, events, depth, max_states, aging, boundary_lags, capacities, start, symmetry, symmetry_seed, por,
+            standbys, max_warmups, recovery_lag, events, depth, max_states, aging, boundary_lags, capacities, first_id, start, symmetry, symmetry_seed, por,
             timeout, time_limit,
             trace_dir, dot_path, engine, master, spark_partitions, checkpoint_dir, checkpoint_every, resume_dir,
             as_json, progress, quiet, require_complete):
@@ -212,7 +215,8 @@ def command(budget, protocol_spec, spec, rules, scenario, instances, initial, su
     flags = dict(instances=instances, initial=initial, subtopologies=subtopologies, partitions=partitions,
                  stateless=stateless, standbys=standbys, max_warmups=max_warmups, acceptable_recovery_lag=recovery_lag,
                  events=events, depth=depth,
-                 max_states=max_states, aging=aging, start=start, capacities=capacities, boundary_lags=boundary_lags)
+                 max_states=max_states, aging=aging, start=start, capacities=capacities, boundary_lags=boundary_lags,
+                 first_id=first_id)
     values.update({k: v for k, v in flags.items() if v is not None})
     protocol_spec = protocol_spec or values.pop("protocol", None) or "cooperative"
     values.pop("protocol", None)
@@ -359,7 +363,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
     out.write(f"check {ctx.pair} (rules: {ctx.rules or 'none'}), {_symmetry_words(result)}, {_por_words(result)}\n")
     b = ctx.bounds
     out.write(
-        f"bounds: {b.instances} instances ({b.initial} initial), {b.subtopologies}x{b.partitions} stateful"
+        f"bounds: {b.instances} instances ({b.initial} initial"
+        f"{'' if b.first_id == 1 else f'; ids {b.member_ids[0]} to {b.member_ids[-1]}'}), {b.subtopologies}x{b.partitions} stateful"
         f"{f' + {b.stateless} stateless' if b.stateless else ''} tasks, {b.standbys} standby, "
         f"max {b.max_warmups} warmups, "
         f"{'' if b.acceptable_recovery_lag == Bounds().acceptable_recovery_lag else f'acceptable_recovery_lag {b.acceptable_recovery_lag}, '}"

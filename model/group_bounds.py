@@ -8,7 +8,10 @@ Abstraction choices:
 - tasks are ``S_P`` for ``subtopologies`` x ``partitions`` stateful tasks; ``stateless``
   stateless tasks form one more subtopology (its index is ``subtopologies``);
 - the instance pool is ``I1 .. I<instances>``; the first ``initial`` are the group at the start,
-  the others can join, each id once (a restarted instance comes back as a new id, with no state);
+  the others can join, each id once (a restarted instance comes back as a new id, with no state).
+  ``first_id`` starts the numbering elsewhere: with ``first_id = 8`` the pool is ``I8, I9, I10``,
+  whose natural order (I8, I9, I10) and string order (I10, I8, I9) differ, so an assignor mixing
+  the two orders shows it (red team 10: with ``I1 .. I9`` the two orders always agree);
 - the group starts *warm* by default: the initial members hold what the assignor settles on
   from scratch, every copy caught up, the leader remembering them (the seeds' "Group stable
   state"); or *cold* (``start = "cold"``): nothing held, no state, a first rebalance due (seed
@@ -59,6 +62,7 @@ class Bounds:
     start: str = "warm"  # "warm": a settled group, every copy caught up; "cold": nothing held, no state
     capacities: tuple[int, ...] = (1,)  # stream threads of I1, I2, ... (the last value repeats)
     boundary_lags: bool = False  # rebalances may also report caught-up lags at acceptable_recovery_lag
+    first_id: int = 1  # the pool is I<first_id> .. I<first_id + instances - 1>
 
     def __post_init__(self):
         object.__setattr__(self, "capacities", _capacities(self.capacities))
@@ -86,6 +90,8 @@ class Bounds:
             )
         if self.initial < 1:
             raise InputError("the group needs at least 1 initial member", where="bounds.initial")
+        if self.first_id < 1:
+            raise InputError(f"instance ids start at I1 or later, got first_id {self.first_id}", where="bounds.first_id")
         if self.instances < self.initial:
             raise InputError(
                 f"the pool of {self.instances} instances cannot hold {self.initial} initial members; raise --instances",
@@ -118,7 +124,7 @@ class Bounds:
 
     @property
     def member_ids(self) -> tuple[str, ...]:
-        return tuple(f"I{i}" for i in range(1, self.instances + 1))
+        return tuple(f"I{i}" for i in range(self.first_id, self.first_id + self.instances))
 
     def capacity_at(self, position: int) -> int:
         """Stream threads of the instance at ``position`` (0-based) of the pool: the last value repeats."""
@@ -147,6 +153,8 @@ class Bounds:
             out["capacities"] = list(self.capacities)
         if not self.boundary_lags:
             del out["boundary_lags"]
+        if self.first_id == 1:
+            del out["first_id"]
         return out
 
 

@@ -124,7 +124,8 @@ JUSTIFICATIONS: dict[str, Justification] = {
         seed="002 Assignment Algorithm, requirement 6",
         quote="it should try not to shuffle stateless tasks randomly among nodes.",
         forced="move as many stateless tasks as the answer's load per member needs; only moves beyond the "
-        "fewest are counted",
+        "fewest are counted (sticky, eager: trade stateful actives between owners only where trading them back "
+        "would move more, balance worse or be less caught up)",
     ),
     "balanced": Justification(
         seed="002 Iterative Balancing Assignments",

@@ -53,6 +53,19 @@ def test_the_same_deal_keeping_each_owners_share_first_keeps_every_promise(proto
     assert not bad, bad
 
 
+def test_ids_whose_string_and_natural_orders_differ_show_an_assignor_mixing_them():
+    """Red team 10: ``check`` named its instances I1 .. I9 only, where string and natural order
+    agree, so an assignor mixing the two (shares worked out in one order, handed out in the
+    other) was correct on every view it could be shown. ``--first-id 8`` names them I8, I9, I10."""
+    def verdicts(first_id):
+        return run("mixed_orders", "cooperative", "sticky", Bounds(partitions=1, first_id=first_id))
+
+    assert not [n for n, v in verdicts(1).items() if v.status is Status.VIOLATED]
+    bad = {n: v.message for n, v in verdicts(8).items() if v.status is Status.VIOLATED}
+    assert set(bad) == {"fixpoint"} and "the current assignment is valid, balanced and caught up" in bad["fixpoint"], bad
+    assert Bounds(first_id=8).member_ids == ("I8", "I9", "I10") and "first_id" not in Bounds().to_json()
+
+
 def _view(members, tasks=("0_0", "0_1", "1_0", "1_1"), previous=None, **config) -> RebalanceInput:
     return RebalanceInput(
         config=Config(**config),

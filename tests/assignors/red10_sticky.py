@@ -8,7 +8,14 @@ balanced, never sticky: seed 002, "the more "sticky" the assignment in Streams t
 tend to avoid this kind of simple round-robin assignment on subsequent rebalances".
 
 ``keep_then_deal`` is the same dealing with the one step it lacks: each member first keeps its
-own actives up to its share, then the rest are dealt to the members with room (no bug).
+own actives up to its share (the remainder of the shares going to the members holding the most),
+then the rest are dealt to the members with room (no bug).
+
+``mixed_orders`` is ``keep_then_deal`` with two sort helpers mixed up: the shares are worked out
+over the members in plain string order, then handed out by position over the members in
+natural order. With ids ``I1 .. I9`` the two orders agree and it is correct; with ``I8, I9,
+I10`` (``check --first-id 8``) a member holding more gets a smaller share, and a balanced layout
+is dealt again (red team 10's ``strflip``).
 """
 
 from __future__ import annotations
@@ -20,21 +27,28 @@ def _nat(text: str):
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
 
 
-def _shares(members: list[dict], n: int) -> dict[str, int]:
-    """Each member's number of actives: by threads, the remainder to the first by natural order."""
+def _shares(members: list[dict], n: int, keep: bool) -> dict[str, int]:
+    """Each member's number of actives by threads (``members`` in the order the shares are worked
+    out in); the remainder to the members holding the most, when keeping, else to the first."""
     threads = sum(m.get("capacity", 1) for m in members)
     share = {m["id"]: n * m.get("capacity", 1) // threads for m in members}
-    for m in members[: n - sum(share.values())]:
+    first = sorted(members, key=lambda m: -len(m.get("active", []))) if keep else members  # stable: ties in order
+    for m in first[: n - sum(share.values())]:
         share[m["id"]] += 1
     return share
 
 
-def _deal(view: dict, keep: bool) -> dict:
+def _deal(view: dict, keep: bool, mixed: bool = False) -> dict:
     members = sorted((m for m in view["members"] if not m.get("leaving")), key=lambda m: _nat(m["id"]))
     members = members or sorted(view["members"], key=lambda m: _nat(m["id"]))
     tasks = sorted((t["id"] for t in view["tasks"]), key=_nat)
     stateful = {t["id"] for t in view["tasks"] if t.get("stateful", True)}
-    share = _shares(members, len(tasks))
+    if mixed:  # worked out in string order, handed out by position in natural order
+        by_string = sorted(members, key=lambda m: m["id"])
+        worked = _shares(by_string, len(tasks), keep)
+        share = {m["id"]: worked[by_string[i]["id"]] for i, m in enumerate(members)}
+    else:
+        share = _shares(members, len(tasks), keep)
     out = {m["id"]: {"active": [], "standby": [], "warmup": []} for m in view["members"]}
     placed = set()
     if keep:
@@ -69,3 +83,7 @@ def round_robin_afresh(view: dict) -> dict:
 
 def keep_then_deal(view: dict) -> dict:
     return _deal(view, keep=True)
+
+
+def mixed_orders(view: dict) -> dict:
+    return _deal(view, keep=True, mixed=True)
