@@ -13,6 +13,7 @@ on subsequent rebalances".
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -64,6 +65,20 @@ def test_ids_whose_string_and_natural_orders_differ_show_an_assignor_mixing_them
     bad = {n: v.message for n, v in verdicts(8).items() if v.status is Status.VIOLATED}
     assert set(bad) == {"fixpoint"} and "the current assignment is valid, balanced and caught up" in bad["fixpoint"], bad
     assert Bounds(first_id=8).member_ids == ("I8", "I9", "I10") and "first_id" not in Bounds().to_json()
+
+
+def test_a_trace_over_ids_from_i8_replays(tmp_path, capsys, monkeypatch):
+    from rebalproof.cli.main import main
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    args = ["check", "--rules", "sticky", "--assignor", "py:tests.assignors.red10_sticky:mixed_orders", "--partitions", "1",
+            "--first-id", "8", "--quiet", "--trace-dir", str(tmp_path)]
+    assert main(args) == 1
+    (trace,) = tmp_path.glob("*--fixpoint.json")
+    assert json.loads(trace.read_text())["bounds"]["first_id"] == 8
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--quiet"]) == 0
+    assert "claim confirmed: fixpoint fails at step 2" in capsys.readouterr().out
 
 
 def _view(members, tasks=("0_0", "0_1", "1_0", "1_1"), previous=None, **config) -> RebalanceInput:
