@@ -84,7 +84,7 @@ class _Job:
         monitor = RunMonitor(self.ctx, self.model, properties=self.properties)
         # the monitor's memos are pure functions of their keys: one per worker for the whole
         # exploration (a task's own would judge again every view the previous tasks judged)
-        memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}, "clean": set()})
+        memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}, "clean": {}})
         monitor._attainable = memos["attainable"]
         if monitor.judge is not None:
             monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks

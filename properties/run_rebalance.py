@@ -81,6 +81,12 @@ def promised_words(name: str) -> str:
 #: Readings that hold vacuously where a premise on the view alone fails, with a quick test of
 #: that premise (the same answer as the reading's own premise): the judge keeps statuses only.
 _PREMISE = {"fixpoint": premise_holds}
+#: Above the catalogue's bits of a view's inconclusive mask: the views on which a property of
+#: :data:`_PREMISE` could be violated (its premise met), so a run can say how often it was put to
+#: the test (red team 10: at the sticky defaults ``fixpoint``'s premise is met on 2 of 36 views,
+#: and a pass said nothing of it).
+_MET = {name: 1 << (len(REBALANCE_NAMES) + i) for i, name in enumerate(_PREMISE)}
+_VERDICT_BITS = (1 << len(REBALANCE_NAMES)) - 1
 
 
 def _reading(name: str, rules: str | None):
@@ -132,7 +138,7 @@ class RebalanceJudge:
         self.names = tuple(n for n in REBALANCE_NAMES if n in set(names))
         self.track_edges = track_edges
         self._memo: dict = {}  # (view key, choice) -> (digest, violated mask, inconclusive mask, messages)
-        self._clean: set = set()  # shapes (:func:`shape_of`) judged to break and leave undecided nothing
+        self._clean: dict = {}  # shapes (:func:`shape_of`) judged to break and leave undecided nothing -> premise bits
         #: (view, answer) pairs judged by the catalogue (the rest were clean shapes already judged)
         self.judged = 0
         #: view digest -> (violated mask, inconclusive mask) over the answers judged on it
@@ -163,11 +169,11 @@ class RebalanceJudge:
         if hit is None:
             shape = shape_of(step.view, step.assignment) if self.by_shape else None
             if shape is not None and shape in self._clean:
-                hit = (_digest(key), 0, 0, ())
+                hit = (_digest(key), 0, self._clean[shape], ())
             else:
                 hit = (_digest(key), *self._judge(step))
-                if shape is not None and not hit[1] and not hit[2]:
-                    self._clean.add(shape)
+                if shape is not None and not hit[1] and not hit[2] & _VERDICT_BITS:
+                    self._clean[shape] = hit[2]  # a renaming keeps the premise too
             if keep:
                 self._memo[(key, choice)] = hit
         return hit
@@ -179,8 +185,10 @@ class RebalanceJudge:
         messages = []
         for name in self.names:
             premise = _PREMISE.get(name)
-            if premise is not None and not premise(step.view):
-                continue  # holds vacuously: no bit to set
+            if premise is not None:
+                if not premise(step.view):
+                    continue  # holds vacuously: no bit to set
+                unsure |= _MET[name]
             verdict = _reading(name, self.rules)(step.view, step.assignment)
             if verdict.status is Status.VIOLATED:
                 bad |= _BIT[name]
@@ -216,6 +224,12 @@ class RebalanceJudge:
         unsure = sum(1 for b, u in self.views.values() if u & bit and not b & bit)
         return bad, unsure, len(self.views)
 
+    def premise_views(self, name: str) -> int | None:
+        """The views on which ``name`` could be violated (its premise met), or None for a
+        property with no premise on the view (:data:`_PREMISE`)."""
+        met = _MET.get(name)
+        return None if met is None else sum(1 for _, u in self.views.values() if u & met)
+
 
 def run_verdict(judge: RebalanceJudge, name: str, discovery, *, complete: bool, why: str):
     """(status, message, measure) of ``name`` for the run, before the promise is applied."""
@@ -223,6 +237,9 @@ def run_verdict(judge: RebalanceJudge, name: str, discovery, *, complete: bool, 
     measure = {"violating_views": bad, "judged_views": judged}
     if unsure:
         measure["inconclusive_views"] = unsure
+    met = judge.premise_views(name)
+    if met is not None:
+        measure["premise_views"] = met
     if bad:
         first = discovery.message if discovery is not None else ""
         return Status.VIOLATED, f"{bad} of {judged} distinct views break it; first: {first}", measure
@@ -230,4 +247,5 @@ def run_verdict(judge: RebalanceJudge, name: str, discovery, *, complete: bool, 
         return Status.INCONCLUSIVE, f"undecided on {unsure} of {judged} distinct views (the check's search budget)", measure
     if not complete:
         return Status.INCONCLUSIVE, why, measure
-    return Status.HOLDS, f"every answer on {judged} distinct views keeps it", measure
+    tested = "" if met is None else f" (its premise met on {met})"
+    return Status.HOLDS, f"every answer on {judged} distinct views keeps it{tested}", measure
