@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from rebalproof.model.assignment import Assignment
 from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.group_bounds import Bounds
 from rebalproof.model.group_protocol import protocol
-from rebalproof.model.view import Config, Member, RebalanceInput, Task
+from rebalproof.model.view import RebalanceInput
 from rebalproof.properties import Status, check_assignment
 from rebalproof.properties.stability import stable_sticky
 from rebalproof.properties.run_check import check_model
+from test_properties_assignment import answer, view_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -82,26 +83,12 @@ def test_a_trace_over_ids_from_i8_replays(tmp_path, capsys, monkeypatch):
 
 
 def _view(members, tasks=("0_0", "0_1", "1_0", "1_1"), previous=None, **config) -> RebalanceInput:
-    return RebalanceInput(
-        config=Config(**config),
-        tasks=tuple(Task(id=t.lstrip("~"), stateful=not t.startswith("~")) for t in tasks),
-        members=tuple(Member(**m) for m in members),
-        previous_members=previous or tuple(m["id"] for m in members),
-    )
+    view = view_of(list(tasks), members, **config)
+    return view if previous is None else replace(view, previous_members=previous)
 
 
-def _answer(**members) -> Assignment:
-    roles = {}
-    for member, text in members.items():
-        held = {"active": [], "standby": [], "warmup": []}
-        for word in text.split():
-            held[{"+": "standby", "~": "warmup"}.get(word[0], "active")].append(word.lstrip("+~"))
-        roles[member] = held
-    return Assignment.build(roles)
-
-
-def _stable(view, answer) -> dict[str, Status]:
-    return {rules: next(v for v in check_assignment(view, answer, rules=rules) if v.property == "stable").status
+def _stable(view, given) -> dict[str, Status]:
+    return {rules: next(v for v in check_assignment(view, given, rules=rules) if v.property == "stable").status
             for rules in ("sticky", "eager", "ha")}
 
 
@@ -111,34 +98,34 @@ def test_needless_exchanges_judged_and_spared():
                   dict(id="I3")], previous=("I1", "I2"))
     # the red team's oracle case: every task moved at a join where one move was needed (the
     # exchange is across subtopologies: trading them back spreads each subtopology as well)
-    shuffled = _answer(I1="1_0 1_1", I2="0_0", I3="0_1")
+    shuffled = answer(I1="1_0 1_1", I2="0_0", I3="0_1")
     assert _stable(join, shuffled) == {"sticky": Status.VIOLATED, "eager": Status.VIOLATED, "ha": Status.HOLDS}
     verdict = stable_sticky(join, shuffled)
     assert verdict.message.startswith("stateful actives exchanged without need: 0_0 from I1 to I2 while I1 is given 1_0 from I2")
     assert verdict.measure["exchanges"] == 4 and verdict.members == ("I1", "I2", "I3")
     # the sticky answer, and one that moves the other task of the busier member: no exchange
-    for fine in (_answer(I1="0_0 0_1", I2="1_0", I3="1_1"), _answer(I1="0_1 0_0", I2="1_1", I3="1_0")):
+    for fine in (answer(I1="0_0 0_1", I2="1_0", I3="1_1"), answer(I1="0_1 0_0", I2="1_1", I3="1_0")):
         assert _stable(join, fine)["sticky"] is Status.HOLDS, fine
     # an exchange that spreads the subtopologies better is not needless: I1 ran both of
     # subtopology 0, I2 both of 1; giving I1 1_0 for 0_1 spreads both (the sticky rules measure
     # subtopology spread without promising it; an assignor may aim at it)
-    spread = _answer(I1="0_0 1_0", I2="1_1 0_1")
+    spread = answer(I1="0_0 1_0", I2="1_1 0_1")
     two = _view([dict(id="I1", active=("0_0", "0_1"), lags=both), dict(id="I2", active=("1_0", "1_1"), lags={"1_0": 0, "1_1": 0})])
     assert _stable(two, spread)["sticky"] is Status.HOLDS
     # the receiver more caught up on what it got (a standby of 1_0) than on what it would get:
     # perhaps a restore avoided, not judged
     owners = [dict(id="I1", active=("0_0", "1_0"), lags={"0_0": 0, "1_0": 0}), dict(id="I2", active=("0_1", "1_1"), lags={"0_1": 0, "1_1": 0})]
     warm = _view([*owners, dict(id="I3", standby=("1_0",), lags={"1_0": 0})])
-    assert _stable(warm, _answer(I1="0_0 1_1", I2="0_1", I3="1_0"))["sticky"] is Status.HOLDS
+    assert _stable(warm, answer(I1="0_0 1_1", I2="0_1", I3="1_0"))["sticky"] is Status.HOLDS
     # with no state on I3 the same answer is a needless exchange
     cold = _view([*owners, dict(id="I3")])
-    assert _stable(cold, _answer(I1="0_0 1_1", I2="0_1", I3="1_0"))["sticky"] is Status.VIOLATED
+    assert _stable(cold, answer(I1="0_0 1_1", I2="0_1", I3="1_0"))["sticky"] is Status.VIOLATED
     # an orphan (its owner gone) given to the member holding its state, which passes its own
     # task on: Kafka's sticky assignors do this, and it is not judged
     orphan = _view([dict(id="I1", active=("0_0", "0_2"), standby=("0_1",), lags={"0_0": 0, "0_1": 0, "0_2": 0}), dict(id="I3")],
                    tasks=("0_0", "0_1", "0_2"), previous=("I1", "I2", "I3"))
-    assert _stable(orphan, _answer(I1="0_0 0_1", I3="0_2"))["sticky"] is Status.HOLDS
+    assert _stable(orphan, answer(I1="0_0 0_1", I3="0_2"))["sticky"] is Status.HOLDS
     # an owner marked leaving may be treated as gone
     leaving = _view([dict(id="I1", leaving=True, active=("0_0", "1_0"), lags={"0_0": 0, "1_0": 0}),
                      dict(id="I2", active=("0_1", "1_1"), lags={"0_1": 0, "1_1": 0}), dict(id="I3")])
-    assert _stable(leaving, _answer(I1="", I2="0_0 1_0", I3="0_1 1_1"))["sticky"] is Status.HOLDS
+    assert _stable(leaving, answer(I1="", I2="0_0 1_0", I3="0_1 1_1"))["sticky"] is Status.HOLDS
