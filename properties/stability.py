@@ -524,9 +524,10 @@ def stable_sticky(view: RebalanceInput, assignment: Assignment) -> Verdict:
     """``stable`` under the ``sticky`` and ``eager`` rules: :func:`stable_settled`, and in every
     rebalance no needless exchange of stateful actives between owners
     (:func:`~rebalproof.properties.sticky_moves.needless_exchanges`: a staying member passing its
-    own task of a subtopology on while taking another owner's task of it, where trading the two
-    keeps every count and is no less caught up). Red team 10: an assignor dealing every task
-    round-robin afresh at each rebalance, balanced but never sticky, kept every sticky promise."""
+    own stateful task on while taking another owner's, where trading the two keeps every count,
+    moves less, balances each subtopology no worse (:func:`_no_worse`) and is no less caught up).
+    Red team 10: an assignor dealing every task round-robin afresh at each rebalance, balanced
+    but never sticky, kept every sticky promise."""
     verdict = stable_settled(view, assignment)
     exchanges = needless_exchanges(
         view, assignment, lambda alt, a, b: _no_worse(view, assignment, alt, a) and _no_worse(view, assignment, alt, b))

@@ -90,20 +90,20 @@ def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_al
     for member, held in assignment.members:
         for t in held.active:
             actives.setdefault(t, set()).add(member)
-    stateful = {t.id: t.subtopology for t in view.tasks if t.stateful}
+    subtopology = {t.id: t.subtopology for t in view.tasks if t.stateful}  # the stateful tasks
     staying = {m.id for m in view.members if not m.leaving}
     out = []
     for m in sorted(view.members, key=lambda x: id_key(x.id)):
         if m.leaving:
             continue
-        given = [t for t in assignment.of(m.id).active if t in stateful]
+        given = [t for t in assignment.of(m.id).active if t in subtopology]
         taken = sorted(
             ((t, o) for t in given if t not in m.active for o in view.owners(t) if o in staying and o != m.id),
             key=lambda p: (id_key(p[0]), id_key(p[1])),
         )
         if not taken:
             continue
-        for kept in sorted((t for t in m.active if t in stateful and t not in given), key=id_key):
+        for kept in sorted((t for t in m.active if t in subtopology and t not in given), key=id_key):
             holders = actives.get(kept, set())
             if len(holders) != 1 or holders & set(view.owners(kept)):
                 continue  # kept by an owner, or not one active (one-active's business)
@@ -113,7 +113,7 @@ def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_al
             for t, owner in taken:
                 if holder != owner and rank(view, holder, t) > rank(view, holder, kept):
                     continue  # h is more caught up on what it got: perhaps a restore avoided
-                if stateful[t] != stateful[kept] and (
+                if subtopology[t] != subtopology[kept] and (
                         balanced_alike is None or not balanced_alike(traded(assignment, kept, t), kept, t)):
                     continue
                 out.append(Exchange(member=m.id, kept=kept, holder=holder, taken=t, owner=owner))
