@@ -9,8 +9,10 @@ of a stateful task that it did not hold going in and is not caught up on. What i
 held, or has caught-up state for (a task it revoked at this join, KIP-429's being-learned
 revocation), is no learning, with one exception: a standby it held, still behind, tagged a
 learner (the ``warmup`` role) is a learner assignment on it. An active it held is kept until its
-learners are ready (KIP-429 v2), but an active it neither held nor is caught up on must be
-restored there (red team 9: an orphan dealt cold to a leaving member passed), and the member
+learners are ready (KIP-429 v2), but an active it neither held nor has any state for must be
+restored there from nothing (red team 9: an orphan dealt cold to a leaving member passed); state
+in no role may be an owner that revoked the task at this join, still restoring, and is excused
+(as ``orphan-to-copy`` reads it). The member
 "will shut down itself once received the instruction to revoke all its active tasks". A
 stateless task has nothing to learn.
 
@@ -67,7 +69,10 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
             if not view.has_task(t) or not view.task(t).stateful or is_caught_up(view, member.id, t):
                 continue
             if t in given.active:
-                if t not in member.copies:
+                # no local state at all: state in no role may be an owner that revoked the task
+                # being learned at this join, still restoring ("To previous owners"), which one
+                # view cannot tell from stale state (as orphan-to-copy reads it)
+                if t not in member.copies and member.lag(t) is None:
                     cold.setdefault(member.id, []).append(t)
             elif t not in member.copies and t in given.warmup:
                 learners.setdefault(member.id, []).append(t)
@@ -89,7 +94,7 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
         if member in cold:
             ts = cold[member]
             said.append(f"the {'active' if len(ts) == 1 else 'actives'} of {', '.join(ts)} "
-                        f"(which it did not hold and is not caught up on: it must restore first)")
+                        f"(which it did not hold and has no state for: it must restore from nothing)")
         problems.append(f"{member} is leaving but is given {' and '.join(said)}")
         tasks.extend(learners.get(member, []) + tagged.get(member, []) + cold.get(member, []))
         members.append(member)

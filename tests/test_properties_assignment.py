@@ -705,7 +705,10 @@ def test_staying_learners_no_task_to_restore_on_a_leaving_member():
     view = replace(view_of(["0_0", "0_1", "1_0", "1_1"], members, num_standby_replicas=1), previous_members=("I1", "I2", "I3"))
     cold = staying_learners(view, answer(I1="0_0 1_0", I3="1_1 0_1"))
     assert cold.violated and cold.tasks == ("1_0",) and cold.members == ("I1",), cold.message
-    assert "I1 is leaving but is given the active of 1_0 (which it did not hold and is not caught up on: it must restore first)" == cold.message
+    assert "I1 is leaving but is given the active of 1_0 (which it did not hold and has no state for: it must restore from nothing)" == cold.message
+    # state in no role, even behind, may be an owner that revoked it at this join, still restoring
+    revoked = replace(view, members=(replace(view.members[0], lags={"0_0": 0, "0_1": 50000, "1_0": 50000}), view.members[1]))
+    assert staying_learners(revoked, answer(I1="0_0 1_0", I3="1_1 0_1")).holds
     # its behind standby of 0_1 tagged a learner while I3 takes 0_1 over
     tagged = staying_learners(view, answer(I1="0_0 ~0_1", I3="1_1 0_1 1_0"))
     assert tagged.violated and tagged.tasks == ("0_1",), tagged.message

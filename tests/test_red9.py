@@ -72,3 +72,18 @@ def test_a_stateless_task_given_a_learning_stage_is_caught():
     violated = {name for name, v in verdicts.items() if v.status.name == "VIOLATED"}
     assert violated == {"stateless-at-once"}, violated
     assert "a learning stage" in verdicts["stateless-at-once"].message
+
+
+@pytest.mark.parametrize("spec", ["tests.assignors.red9_learner:b_orphan_to_leaving", "tests.assignors.red5_learner:leaving_gets_new_active"])
+def test_an_ownerless_task_dealt_cold_to_a_leaving_member_is_caught(spec):
+    """Red team 9 (F4): a task whose owner left, with no copy anywhere, dealt to the member that is
+    shutting down ("resource available instances" counting its load as none) passed every
+    property; red team 5's seeded bug of the same kind was caught only at --instances 4."""
+    with resolve(f"py:{spec}") as assignor:
+        result = check_model(protocol=protocol("learner"), assignor=assignor, rules="learner", symmetry="auto", por=True,
+                             bounds=Bounds(standbys=0, initial=3, subtopologies=1))
+    verdicts = {r.property.name: r.verdict for r in result.results}
+    violated = {name for name, v in verdicts.items() if v.status.name == "VIOLATED"}
+    assert violated == {"staying-learners"}, violated
+    assert "is leaving but is given the active of" in verdicts["staying-learners"].message
+    assert "(which it did not hold and has no state for: it must restore from nothing)" in verdicts["staying-learners"].message
