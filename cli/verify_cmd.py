@@ -57,7 +57,7 @@ __all__ = ["command", "SEED_MODULES", "seed_inputs", "generated_inputs", "Tally"
 
 class _Lines:
     """Progress as plain lines on stderr, for a log (stderr not a terminal): one as each model
-    check ends (``verify: 3 of 59 model checks done, 0:41: NAME, 4,590 states``) and one as
+    check ends (``verify: 3 of 59 model checks done: NAME, 4,590 states (0:41)``) and one as
     each section starts. The times are on stderr only: stdout stays the same from run to run."""
 
     def __init__(self, enabled: bool):
