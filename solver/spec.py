@@ -22,7 +22,9 @@ What "the rules allow" means (the choices made here):
   is balanced -- KIP-441 "creates as balanced an assignment as possible" while actives stay
   caught up; when none is balanced, every hard-rule answer is allowed (the warmups of each are
   the implementation's plan). ``"hard"``: the hard rules only. Movement, restore cost and
-  stateless stickiness ("should", requirement 6) are left to the implementation;
+  stickiness (``stable``: requirement 6's stateless tasks, and the sticky and eager rules'
+  needless exchanges of stateful actives) are left to the implementation, so ``check
+  --assignor spec:sticky`` may find ``stable`` violated, as it may find ``converges``;
 - **probing_rebalance** is not a choice: under ``ha`` it is asked for exactly when the answer
   is not balanced (the ``probing-rebalance`` rule); the other rule sets leave the flag free
   (outside ``fixpoint``) and each listed answer says false;
