@@ -223,7 +223,7 @@ PER_ASSIGNMENT: tuple[AssignmentProperty, ...] = (
     ),
     AssignmentProperty(
         name="staying-learners",
-        promise="no member marked leaving is given a task to learn (a learner of a stateful task it did not hold and is not caught up on, an active it has no state for, or its behind standby tagged a learner)",
+        promise="no member marked leaving is given a task to learn (a learner of a stateful task it did not hold and is not caught up on, an active it has no state for, or a copy it held, still behind, tagged a learner)",
         kind="always",
         promised_by=frozenset({"learner"}),
         check=staying_learners,

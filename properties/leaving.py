@@ -7,8 +7,9 @@ perform the learner assignment among members without intention of leaving." A le
 copy that must restore its state first, so a member marked leaving is given no learner (below)
 of a stateful task that it did not hold going in and is not caught up on. What it
 held, or has caught-up state for (a task it revoked at this join, KIP-429's being-learned
-revocation), is no learning, with one exception: a standby it held, still behind, tagged a
-learner (the ``warmup`` role) is a learner assignment on it. An active it held is kept until its
+revocation), is no learning, with one exception: a copy it held other than as a learner (a
+standby, or an active still restoring), still behind, tagged a learner (the ``warmup`` role) is
+a learner assignment on it. An active it held is kept until its
 learners are ready (KIP-429 v2), but an active it neither held nor has any state for must be
 restored there from nothing (red team 9: an orphan dealt cold to a leaving member passed); state
 in no role may be an owner that revoked the task at this join, still restoring, and is excused
@@ -60,7 +61,7 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
     leaving = [m for m in view.members if m.id in treated]
     slots = standby_allowance(view)
     learners: dict[str, list[str]] = {}  # member -> tasks given as learners (warmup role)
-    tagged: dict[str, list[str]] = {}  # member -> standbys it held, behind, now tagged learners
+    tagged: dict[str, list[str]] = {}  # member -> copies it held (not as learners), behind, now tagged learners
     cold: dict[str, list[str]] = {}  # member -> actives it must restore first
     standbys: dict[str, list[str]] = {}  # task -> leaving members given it as a new standby
     for member in sorted(leaving, key=lambda m: id_key(m.id)):
@@ -90,7 +91,7 @@ def staying_learners(view: RebalanceInput, assignment: Assignment) -> Verdict:
         if member in tagged:
             ts = tagged[member]
             said.append(f"{'a learner' if len(ts) == 1 else 'learners'} of {', '.join(ts)} "
-                        f"(its standby, still behind, tagged to learn)")
+                        f"(a copy it held, still behind, tagged to learn)")
         if member in cold:
             ts = cold[member]
             said.append(f"the {'active' if len(ts) == 1 else 'actives'} of {', '.join(ts)} "

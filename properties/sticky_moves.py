@@ -21,11 +21,15 @@ aimed at:
   and ``B`` of two subtopologies, the caller's ``balanced_alike(traded, A, B)`` (each
   subtopology's spread and within-one by every reading kept or improved: the sticky rules
   measure subtopology spread without promising it, and an assignor may aim at it);
-- replay time: ``h`` at least as caught up on ``B`` as on ``A`` (the lag rank of seed 002):
-  always when ``h`` is ``B``'s owner (a trade of two owners), and when ``h`` holds neither (``m``
-  passes its own task on and takes another's, as a fresh round-robin deal does). Where ``h`` is
-  more caught up on ``A`` (a standby of it), the chain may be the assignor's way to avoid a
-  restore, and it is not judged.
+- replay time (the lag rank of seed 002): every member that holds a copy of ``A`` or ``B`` in the
+  answer is at least as caught up on the task it holds in the traded answer as on the one it
+  holds in the answer. For the actives: ``m`` on ``A`` (its own, but an owner may still be
+  restoring it) no worse than ``h`` on ``A``, and ``h`` on ``B`` no worse than ``m`` on ``B``;
+  likewise every standby and warmup of the two. So a fresh round-robin deal (``m`` passes its own
+  caught-up task to ``h``, which holds neither, and takes another owner's) is judged, while a
+  move off a still-restoring owner to a caught-up copy, or one that a standby's state explains,
+  is left alone as the assignor's way to avoid a restore (red team 11: an assignor minimising the
+  actives and standbys not caught up was faulted for exactly those).
 
 Not judged: tasks nobody owned going in (an orphan dealt to a member holding its state may push
 that member's own task to another: Kafka's own sticky assignors do, seen in their recorded
@@ -82,6 +86,19 @@ def traded(assignment: Assignment, a: str, b: str) -> Assignment:
     return Assignment(members=members, probing_rebalance=assignment.probing_rebalance)
 
 
+def _no_less_caught_up(view: RebalanceInput, assignment: Assignment, a: str, b: str) -> bool:
+    """Every member holding a copy of ``a`` or ``b`` in ``assignment`` is at least as caught up
+    (lag rank) on the task it holds in :func:`traded` as on the one it holds now."""
+    swap = {a: b, b: a}
+    for member, held in assignment.members:
+        if not view.has_member(member):
+            return False
+        for t in set(held.copies) & {a, b}:
+            if rank(view, member, swap[t]) > rank(view, member, t):
+                return False
+    return True
+
+
 def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_alike=None) -> tuple[Exchange, ...]:
     """Every needless exchange of the answer (module doc), in id order: at most one per member
     and task it lost (the first task it was given instead, by id). ``balanced_alike(traded, a,
@@ -111,8 +128,8 @@ def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_al
             if not view.has_member(holder):
                 continue
             for t, owner in taken:
-                if holder != owner and rank(view, holder, t) > rank(view, holder, kept):
-                    continue  # h is more caught up on what it got: perhaps a restore avoided
+                if not _no_less_caught_up(view, assignment, kept, t):
+                    continue  # the trade would restore more: perhaps the answer avoids a restore
                 if subtopology[t] != subtopology[kept] and (
                         balanced_alike is None or not balanced_alike(traded(assignment, kept, t), kept, t)):
                     continue

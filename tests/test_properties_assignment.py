@@ -712,7 +712,7 @@ def test_staying_learners_no_task_to_restore_on_a_leaving_member():
     # its behind standby of 0_1 tagged a learner while I3 takes 0_1 over
     tagged = staying_learners(view, answer(I1="0_0 ~0_1", I3="1_1 0_1 1_0"))
     assert tagged.violated and tagged.tasks == ("0_1",), tagged.message
-    assert "I1 is leaving but is given a learner of 0_1 (its standby, still behind, tagged to learn)" == tagged.message
+    assert "I1 is leaving but is given a learner of 0_1 (a copy it held, still behind, tagged to learn)" == tagged.message
     # the same copy kept as a standby, or given the active it held a standby of: held going in, no new learning
     assert staying_learners(view, answer(I1="0_0 +0_1", I3="1_1 0_1 1_0")).holds
     assert staying_learners(view, answer(I1="0_0 0_1", I3="1_1 1_0")).holds

@@ -120,6 +120,23 @@ def test_needless_exchanges_judged_and_spared():
     # with no state on I3 the same answer is a needless exchange
     cold = _view([*owners, dict(id="I3")])
     assert _stable(cold, answer(I1="0_0 1_1", I2="0_1", I3="1_0"))["sticky"] is Status.VIOLATED
+    # red team 11: an owner may still be restoring its own task; trading back would block it.
+    # A swap letting each active go to a caught-up copy, and the one balanced chain with every
+    # active caught up, are not needless
+    restoring = _view([dict(id="I1", active=("0_0",), standby=("0_1",), lags={"0_0": 0, "0_1": 0}),
+                       dict(id="I2", active=("0_1",), standby=("0_0",), lags={"0_0": 0, "0_1": 10001})], tasks=("0_0", "0_1"),
+                      num_standby_replicas=1)
+    assert _stable(restoring, answer(I1="0_1 +0_0", I2="0_0 +0_1"))["sticky"] is Status.HOLDS
+    chain = _view([dict(id="I1", active=("0_0",), standby=("0_1",), lags={"0_0": 10001, "0_1": 0}),
+                   dict(id="I2", active=("0_1", "0_2"), lags={"0_1": 0, "0_2": 0}),
+                   dict(id="I3", standby=("0_0", "0_2"), lags={"0_0": 0, "0_1": 0, "0_2": 0})],
+                  tasks=("0_0", "0_1", "0_2"), num_standby_replicas=1)
+    assert _stable(chain, answer(I1="0_1 +0_0", I2="0_2 +0_1", I3="0_0 +0_2"))["sticky"] is Status.HOLDS
+    # the same swap between two caught-up owners is needless
+    caught = _view([dict(id="I1", active=("0_0",), standby=("0_1",), lags={"0_0": 0, "0_1": 0}),
+                    dict(id="I2", active=("0_1",), standby=("0_0",), lags={"0_0": 0, "0_1": 0})], tasks=("0_0", "0_1"),
+                   num_standby_replicas=1)
+    assert _stable(caught, answer(I1="0_1 +0_0", I2="0_0 +0_1"))["sticky"] is Status.VIOLATED
     # an orphan (its owner gone) given to the member holding its state, which passes its own
     # task on: Kafka's sticky assignors do this, and it is not judged
     orphan = _view([dict(id="I1", active=("0_0", "0_2"), standby=("0_1",), lags={"0_0": 0, "0_1": 0, "0_2": 0}), dict(id="I3")],
