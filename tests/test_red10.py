@@ -14,28 +14,21 @@ on subsequent rebalances".
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_protocol import protocol
 from rebalproof.model.view import RebalanceInput
 from rebalproof.properties import Status, check_assignment
 from rebalproof.properties.stability import stable_sticky
-from rebalproof.properties.run_check import check_model
+from red_checks import check_verdicts
 from test_properties_assignment import answer, view_of
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def run(variant: str, proto: str, rules: str, bounds: Bounds):
-    with resolve(f"py:tests.assignors.red10_sticky:{variant}") as assignor:
-        result = check_model(protocol=protocol(proto), assignor=assignor, bounds=bounds, rules=rules, symmetry="auto", por=True)
-    return {r.property.name: r.verdict for r in result.results}
+    return check_verdicts(f"tests.assignors.red10_sticky:{variant}", proto=proto, rules=rules, bounds=bounds)
 
 
 @pytest.mark.parametrize("proto, rules", [("cooperative", "sticky"), ("eager", "eager")])

@@ -11,23 +11,15 @@ extra copy serves stay pinned (docs/DESIGN.md, ``fixpoint``).
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_protocol import protocol
-from rebalproof.properties.run_check import check_model
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from red_checks import check_verdicts
 
 
 def run(variant: str, bounds: Bounds):
-    with resolve(f"py:tests.assignors.red8_ha:{variant}") as assignor:
-        result = check_model(protocol=protocol("cooperative"), assignor=assignor, bounds=bounds, rules="ha", symmetry="auto", por=True)
-    return {r.property.name: r.verdict for r in result.results}
+    return check_verdicts(f"tests.assignors.red8_ha:{variant}", proto="cooperative", rules="ha", bounds=bounds)
 
 
 @pytest.mark.parametrize(

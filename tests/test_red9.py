@@ -12,26 +12,17 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from rebalproof.model.assignors import builtin
-from rebalproof.model.assignors.spec import resolve
 from rebalproof.model.codec import decode_input
 from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_protocol import protocol
 from rebalproof.properties import check_assignment
-from rebalproof.properties.run_check import check_model
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from red_checks import check_verdicts
 
 
 def run(variant: str, bounds: Bounds):
-    with resolve(f"py:tests.assignors.red9_learner:{variant}") as assignor:
-        result = check_model(protocol=protocol("learner"), assignor=assignor, bounds=bounds, rules="learner", symmetry="auto", por=True)
-    return {r.property.name: r.verdict for r in result.results}
+    return check_verdicts(f"tests.assignors.red9_learner:{variant}", proto="learner", rules="learner", bounds=bounds)
 
 
 @pytest.mark.parametrize(
@@ -79,11 +70,8 @@ def test_an_ownerless_task_dealt_cold_to_a_leaving_member_is_caught(spec):
     """Red team 9 (F4): a task whose owner left, with no copy anywhere, dealt to the member that is
     shutting down ("resource available instances" counting its load as none) passed every
     property; red team 5's seeded bug of the same kind was caught only at --instances 4."""
-    with resolve(f"py:{spec}") as assignor:
-        result = check_model(protocol=protocol("learner"), assignor=assignor, rules="learner", symmetry="auto", por=True,
-                             bounds=Bounds(standbys=0, initial=3, subtopologies=1))
-    verdicts = {r.property.name: r.verdict for r in result.results}
-    violated = {name for name, v in verdicts.items() if v.status.name == "VIOLATED"}
+    found = check_verdicts(spec, proto="learner", rules="learner", bounds=Bounds(standbys=0, initial=3, subtopologies=1))
+    violated = {name for name, v in found.items() if v.status.name == "VIOLATED"}
     assert violated == {"staying-learners"}, violated
-    assert "is leaving but is given the active of" in verdicts["staying-learners"].message
-    assert "(which it did not hold and has no state for: it must restore from nothing)" in verdicts["staying-learners"].message
+    assert "is leaving but is given the active of" in found["staying-learners"].message
+    assert "(which it did not hold and has no state for: it must restore from nothing)" in found["staying-learners"].message
