@@ -374,21 +374,22 @@ def _pair_within_one(view: RebalanceInput, kept: Assignment, task_id: str, owner
     return all(reading(counts, caps) for counts in (actives, in_sub, copies) for reading in READINGS)
 
 
-def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str) -> bool:
+def _no_worse(view: RebalanceInput, answer: Assignment, kept: Assignment, *task_ids: str) -> bool:
     """True when ``kept`` is at least as balanced as ``answer`` on every count KIP-441 or Kafka
-    balances, by every reading of "within one" with capacities."""
+    balances, by every reading of "within one" with capacities (each subtopology of ``task_ids``
+    on its own)."""
     a, k = measure_balance(view, answer), measure_balance(view, kept)
-    sub = subtopology_of(task_id)
-    a_sub = dict(a.subtopology_spread)[sub]
-    k_sub = dict(k.subtopology_spread)[sub]
-    a_by, k_by = counts_by_reading(view, answer, sub), counts_by_reading(view, kept, sub)
-    return (
-        all(kept_ok or not answer_ok for a_r, k_r in zip(a_by, k_by) for answer_ok, kept_ok in zip(a_r, k_r))
-        and (k.subtopology_within_one or not a.subtopology_within_one)
-        and k.active_spread <= a.active_spread
-        and k_sub <= a_sub
-        and k.copies_spread <= a.copies_spread
-    )
+    if not ((k.subtopology_within_one or not a.subtopology_within_one)
+            and k.active_spread <= a.active_spread
+            and k.copies_spread <= a.copies_spread):
+        return False
+    a_spread, k_spread = dict(a.subtopology_spread), dict(k.subtopology_spread)
+    for sub in dict.fromkeys(subtopology_of(t) for t in task_ids):
+        a_by, k_by = counts_by_reading(view, answer, sub), counts_by_reading(view, kept, sub)
+        if k_spread[sub] > a_spread[sub] or not all(
+                kept_ok or not answer_ok for a_r, k_r in zip(a_by, k_by) for answer_ok, kept_ok in zip(a_r, k_r)):
+            return False
+    return True
 
 
 def _needless(view: RebalanceInput, answer: Assignment, kept: Assignment, task_id: str, owner: str, holder: str) -> bool:
@@ -530,7 +531,7 @@ def stable_sticky(view: RebalanceInput, assignment: Assignment) -> Verdict:
     but never sticky, kept every sticky promise."""
     verdict = stable_settled(view, assignment)
     exchanges = needless_exchanges(
-        view, assignment, lambda alt, a, b: _no_worse(view, assignment, alt, a) and _no_worse(view, assignment, alt, b))
+        view, assignment, lambda alt, a, b: _no_worse(view, assignment, alt, a, b))
     if not exchanges:
         return verdict
     problem = (f"stateful actives exchanged without need: {'; '.join(str(x) for x in exchanges)} (each keeping its own "
