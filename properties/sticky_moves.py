@@ -103,10 +103,6 @@ def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_al
     """Every needless exchange of the answer (module doc), in id order: at most one per member
     and task it lost (the first task it was given instead, by id). ``balanced_alike(traded, a,
     b)`` judges an exchange across subtopologies (None: only exchanges within one are judged)."""
-    actives: dict[str, set[str]] = {}
-    for member, held in assignment.members:
-        for t in held.active:
-            actives.setdefault(t, set()).add(member)
     subtopology = {t.id: t.subtopology for t in view.tasks if t.stateful}  # the stateful tasks
     staying = {m.id for m in view.members if not m.leaving}
     out = []
@@ -121,7 +117,7 @@ def needless_exchanges(view: RebalanceInput, assignment: Assignment, balanced_al
         if not taken:
             continue
         for kept in sorted((t for t in m.active if t in subtopology and t not in given), key=id_key):
-            holders = actives.get(kept, set())
+            holders = set(assignment.actives_of(kept))
             if len(holders) != 1 or holders & set(view.owners(kept)):
                 continue  # kept by an owner, or not one active (one-active's business)
             (holder,) = holders
