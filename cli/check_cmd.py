@@ -58,6 +58,7 @@ from rebalproof.model.explore_progress import ProgressDisplay
 from rebalproof.model.group_assignor import SYMMETRY_MODES, resolve_for_model
 from rebalproof.model.group_bounds import BOUND_FIELDS, Bounds, load_scenario
 from rebalproof.model.group_protocol import parse_protocol
+from rebalproof.properties.common import plural
 from rebalproof.properties.run_check import check_model
 from rebalproof.properties.verdict import Status
 from rebalproof.traces.format import write_trace
@@ -87,6 +88,8 @@ def _describe_path(trace: dict, limit: int = 40) -> list[str]:
             words += f" choice {a['choice']}"
         if a.get("lags"):
             words += f" (lags: {a['lags']})"
+        if a.get("requested"):
+            words += " (requested in a quiescent group)"
         mark = "  <- cycle starts after this step" if cycle is not None and i == cycle else ""
         lines.append(f"  {i:3}. {words}{mark}")
     if len(lines) > limit:
@@ -400,7 +403,7 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
         trace = result.traces.get(r.property.name)
         if trace is None or r.verdict.status is not Status.VIOLATED:
             continue
-        kind = "lasso (prefix + cycle)" if trace["kind"] == "lasso" else f"{len(trace['steps']) - 1} steps"
+        kind = "lasso (prefix + cycle)" if trace["kind"] == "lasso" else plural(len(trace["steps"]) - 1, "step")
         out.write(f'\nDiscovered "{r.property.name}" counterexample, {kind}: {trace.get("message", "")}\n')
         note = warm_start_note(trace)
         out.write("\n".join(([f"  {note}"] if note else []) + _describe_path(trace)) + "\n")

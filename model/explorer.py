@@ -72,6 +72,9 @@ class Monitor:
     def on_edge(self, edge: int, src: int, state, action: Action, nxt, dst: int) -> None:
         """An edge ``src --action--> dst`` was found (``edge`` is its index)."""
 
+    def on_expand(self, idx: int, state, successors: int) -> None:
+        """State ``idx`` was expanded (its ``successors`` computed, before its edges are walked)."""
+
     def on_assignor_error(self, idx: int, state, error: AssignorError) -> None:
         """The assignor misbehaved while ``state`` was expanded (a finding)."""
 
@@ -305,6 +308,7 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
     fps = exp.fingerprints
     n_edges = 0
     offer = getattr(model, "offer_ahead", None)  # a model computing answers ahead is told of each new state
+    on_expand = getattr(monitor, "on_expand", None)
 
     for state in model.init_states():
         h = fp(state)
@@ -364,6 +368,8 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
             exp.errors += 1
             monitor.on_assignor_error(idx, state, error)
             continue
+        if on_expand is not None:
+            on_expand(idx, state, len(successors))
         if n_edges > edge_limit:
             first_edge = exp.first_edge = _widened(first_edge, "q")
             edge_limit = _LIMIT["q"]

@@ -42,6 +42,7 @@ from rebalproof.model.group_state import (
     Action,
     GroupState,
     MemberState,
+    is_quiescent,
 )
 from rebalproof.model.lag_readings import BEHIND_READINGS, READINGS, behind_offsets, member_lags, reported_lags, spreads_behind_ranks
 from rebalproof.model.view import Member, RebalanceInput
@@ -55,6 +56,15 @@ class RebalanceStep(NamedTuple):
     view: RebalanceInput
     assignment: Assignment
     delivered: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]
+
+
+def _enabled(state: GroupState, action: Action) -> bool:
+    """Whether the rebalance ``action`` may run in ``state``: one a trigger asks for, or a
+    requested one (:meth:`GroupModel.requested_probes`) in a quiescent group with its leader,
+    read at the canonical lags."""
+    if not action.requested:
+        return bool(state.triggers)
+    return is_quiescent(state) and state.leader is not None and action.leader is None and action.lags is None
 
 
 def _with(triggers: tuple[str, ...], reason: str) -> tuple[str, ...]:
@@ -437,6 +447,34 @@ class GroupModel:
             out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(answers)))
         return out
 
+    def requested_probes(self, state: GroupState, wanted=None) -> tuple[object, list[tuple[Action, RebalanceStep]]]:
+        """``(view key, [(action, step), ...])`` of a rebalance requested in quiescent ``state``,
+        one per answer: ``(None, [])`` where ``state`` is not quiescent, ``(key, [])`` where
+        ``wanted(key, view_of)`` says no (``view_of()`` builds the view) before the assignor is asked.
+
+        Nothing but a trigger starts a rebalance in the model, and a membership change is one, so
+        a settled layout is shown to the leader again only when a probing rebalance is scheduled:
+        KIP-441's requirement 5 ("if the current assignment is already balanced, it must not alter
+        the assignment") was put to the test on 2 of 36 views at the sticky defaults (red team 10).
+        A consumer may ask for a rebalance at any time (``enforceRebalance``; a metadata change
+        does too): these answers are *judged, not explored* -- following them would add a state
+        per settled layout and an event with no bound, and every per-answer property is judged
+        on the answer alone. A violation's trace ends with this rebalance, a real step of the
+        model (``Action.requested``). The leader's own state (``_LastState``) is left alone: an
+        engine asks this while expanding another state."""
+        if not state.members or not _enabled(state, Action("rebalance", requested=True)):
+            return None, []
+        joined, reported = self.joined(state)
+        key = self._view_key(state, joined, reported)
+        if wanted is not None and not wanted(key, lambda: self._chooser.view_for(key, lambda: self.view_from_key(key))):
+            return key, []
+        answers = self._chooser.answers_for(key, lambda: self.view_from_key(key))
+        view = self._chooser.view_for(key, lambda: self.view_from_key(key))
+        return key, [
+            (Action("rebalance", choice=c, requested=True), RebalanceStep(view=view, assignment=a, delivered=self._hand_over(joined, a)))
+            for c, a in enumerate(answers)
+        ]
+
     def boundary_summary(self) -> tuple[int, int]:
         """``(asked, otherwise)``: views the assignor was asked at a boundary reading, and of those
         the ones it answered otherwise than the same view at the canonical lags (each a new step),
@@ -569,7 +607,7 @@ class GroupModel:
 
     def rebalance_step(self, state: GroupState, action: Action) -> RebalanceStep | None:
         """The view, answer and hand-over of a ``rebalance`` action (None when disabled)."""
-        if action.kind != "rebalance" or not state.triggers or not state.members:
+        if action.kind != "rebalance" or not state.members or not _enabled(state, action):
             return None
         reading = action.lags
         if reading is not None and not self.bounds.boundary_lags:
@@ -614,7 +652,7 @@ class GroupModel:
 
     # -- operators: guards, then updates -----------------------------------------------------
     def _rebalance(self, s: GroupState, a: Action) -> GroupState | None:
-        if not s.triggers or not s.members:
+        if not s.members or not _enabled(s, a):
             return None
         if s.leader is None:
             if a.leader is None or not any(m.id == a.leader for m in s.members):

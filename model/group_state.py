@@ -125,7 +125,10 @@ class Action(NamedTuple):
     ``choice`` picks among a nondeterministic assignor's answers; ``leader`` names the leader a
     rebalance elects when the old one is gone; ``lags`` names the lag reading the leader's view
     reports (:mod:`rebalproof.model.lag_readings`; None: the canonical one), ``choice`` then
-    picking among the answers to that view.
+    picking among the answers to that view. ``requested``: a rebalance some member asks for in a
+    quiescent group, no membership having changed (a consumer's ``enforceRebalance``, a metadata
+    change); judged, not explored (:meth:`GroupModel.requested_probes
+    <rebalproof.model.group_model.GroupModel.requested_probes>`).
     """
 
     kind: str
@@ -134,6 +137,7 @@ class Action(NamedTuple):
     choice: int = 0
     leader: str | None = None
     lags: str | None = None
+    requested: bool = False
 
     def to_json(self) -> dict:
         out = {"kind": self.kind}
@@ -147,6 +151,8 @@ class Action(NamedTuple):
             out["leader"] = self.leader
         if self.lags is not None:
             out["lags"] = self.lags
+        if self.requested:
+            out["requested"] = True
         return out
 
     @classmethod
@@ -158,6 +164,7 @@ class Action(NamedTuple):
             choice=obj.get("choice", 0),
             leader=obj.get("leader"),
             lags=obj.get("lags"),
+            requested=bool(obj.get("requested", False)),
         )
 
     def describe(self) -> str:
@@ -172,6 +179,8 @@ class Action(NamedTuple):
             parts.append(f"(leader {self.leader})")
         if self.lags:
             parts.append(f"(lags: {self.lags})")
+        if self.requested:
+            parts.append("(requested in a quiescent group)")
         return " ".join(parts)
 
     @property

@@ -86,6 +86,7 @@ class _Job:
         # exploration (a task's own would judge again every view the previous tasks judged)
         memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}, "clean": {}})
         monitor._attainable = memos["attainable"]
+        monitor._settled = memos.setdefault("settled", {})
         if monitor.judge is not None:
             monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks
             monitor.judge._memo = memos["judged"]
@@ -120,6 +121,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     seen: set[int] = set()
     cand_fp, cand_pos, cand_k, cand_states = [], [], [], []
     edge_disc = {}
+    expand_disc = {}  # name -> (position, discovery) of a rebalance requested at that position's expansion
     e = 0
     reduced = 0
 
@@ -137,6 +139,15 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             errors.append((pos, *_error_fields(error)))
             continue
         degrees[slot] = len(successors)
+        if monitor is not None:  # a rebalance requested here, judged, not explored (RunMonitor.on_expand)
+            before, failed = len(monitor.discoveries), len(monitor.errors)
+            monitor.on_expand(pos, state, len(successors))
+            if len(monitor.discoveries) != before:
+                for name in _new_names(monitor, before):
+                    expand_disc[name] = (pos, monitor.discoveries[name])
+            if len(monitor.errors) != failed:
+                probe_errors.extend((pos, *_error_fields(error)) for _, error in monitor.errors[failed:])
+                del monitor.errors[failed:]
         for k, (action, nxt) in enumerate(successors):
             aid = actions.setdefault(action, len(actions))
             h = as_int64(fingerprint(nxt))
@@ -194,6 +205,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
             edge_moved=dict(monitor.edge_moved),
             edge_unforced=dict(monitor.edge_unforced),
             edge_disc=edge_disc,
+            expand_disc=expand_disc,
             judged=monitor.judge.records() if monitor.judge is not None else None,
         )
     out["calls"] = getattr(chooser, "calls", 0) - calls
@@ -489,6 +501,9 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
             for name, (e, disc) in r.get("edge_disc", {}).items():
                 if name in pending:
                     times.append(int(disc.state))
+            for name, (pos, _) in r.get("expand_disc", {}).items():
+                if name in pending:
+                    times.append(int(pos))
             if "assignor-answers" in pending:
                 times.extend(pos for pos, *_ in r["errors"])
         if times:
@@ -582,7 +597,7 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
         if monitor.judge is not None:  # the answers judged on the edges kept
             for t, r in enumerate(results):
                 keep_edge = task_edges[t][0]
-                monitor.judge.merge(*r["judged"], keep=lambda e, k=keep_edge: bool(k[e]))
+                monitor.judge.merge(*r["judged"], keep=lambda e, k=keep_edge: bool(k[e]), keep_expanded=lambda p: p < cut)
         best: dict[str, tuple[int, object]] = {}
         for t, r in enumerate(results):
             keep_edge, global_edge = task_edges[t]
@@ -597,6 +612,11 @@ def _level(graph: _Graph, results: list[dict], max_states: int | None, stop_name
                     where = int(global_edge[e])
                     if name not in best or where < best[name][0]:
                         best[name] = (where, replace(disc, state=g0 + int(disc.state)))
+            for name, (pos, disc) in r.get("expand_disc", {}).items():
+                if pos < cut and name not in monitor.discoveries:
+                    where = int(firsts[pos]) - 0.5  # judged at the expansion, before the state's first edge
+                    if name not in best or where < best[name][0]:
+                        best[name] = (where, replace(disc, state=g0 + pos))
         for name in sorted(best):
             monitor.discoveries[name] = best[name][1]
     errors = sorted((e for r in results for e in r["errors"] if e[0] < cut), key=lambda e: e[0])

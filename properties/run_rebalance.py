@@ -148,14 +148,21 @@ class RebalanceJudge:
         #: rebalance edge -> digests of the views judged beside it, not walked (the behind probes
         #: of its state: ``RunMonitor``), also only with ``track_edges``
         self.edge_probes: dict[int, list[int]] = {}
+        #: expanded state -> digests of the views of the rebalances requested there, judged, not
+        #: walked (:meth:`~rebalproof.model.group_model.GroupModel.requested_probes`), also only
+        #: with ``track_edges`` (a Spark bucket's own positions)
+        self.expanded_probes: dict[int, list[int]] = {}
 
-    def judge(self, edge: int, key, choice: int, step, *, beside: bool = False) -> list[tuple[str, str]]:
+    def judge(self, edge: int, key, choice: int, step, *, beside: bool = False, expanded: int | None = None) -> list[tuple[str, str]]:
         """(property, message) for every property the answer of ``step`` breaks, in catalogue order.
-        ``beside``: the view is judged beside ``edge``, not walked by it (a behind probe)."""
+        ``beside``: the view is judged beside ``edge``, not walked by it (a behind probe);
+        ``expanded``: judged at the expansion of that state, not at an edge (a requested rebalance)."""
         digest, bad, unsure, messages = self.verdict(key, choice, step)
         self._note(digest, bad, unsure)
         if self.track_edges:
-            if beside:
+            if expanded is not None:
+                self.expanded_probes.setdefault(expanded, []).append(digest)
+            elif beside:
                 self.edge_probes.setdefault(edge, []).append(digest)
             else:
                 self.edge_views[edge] = digest
@@ -201,20 +208,27 @@ class RebalanceJudge:
         old = self.views.get(digest)
         self.views[digest] = (bad, unsure) if old is None else (old[0] | bad, old[1] | unsure)
 
-    def records(self) -> tuple[dict, dict, dict]:
-        """(edge -> view digest, view digest -> masks, edge -> probed digests): what a Spark
-        bucket sends the driver."""
-        return dict(self.edge_views), dict(self.views), {e: list(d) for e, d in self.edge_probes.items()}
+    def records(self) -> tuple[dict, dict, dict, dict]:
+        """(edge -> view digest, view digest -> masks, edge -> probed digests, expanded position ->
+        requested digests): what a Spark bucket sends the driver."""
+        return (dict(self.edge_views), dict(self.views), {e: list(d) for e, d in self.edge_probes.items()},
+                {p: list(d) for p, d in self.expanded_probes.items()})
 
-    def merge(self, edge_views: dict, views: dict, edge_probes: dict | None = None, *, keep) -> None:
+    def merge(self, edge_views: dict, views: dict, edge_probes: dict | None = None, expanded_probes: dict | None = None, *,
+              keep, keep_expanded=None) -> None:
         """Take a bucket's records for the edges ``keep(edge)`` says the local explorer walked
-        (an edge's probes with it, in the order the local run notes them)."""
+        (an edge's probes with it) and the positions ``keep_expanded(position)`` says it expanded
+        (the masks are or-ed per view: the order does not matter)."""
         edge_probes = edge_probes or {}
         for edge in sorted(set(edge_views) | set(edge_probes)):
             if keep(edge):
                 if edge in edge_views:
                     self._note(edge_views[edge], *views[edge_views[edge]])
                 for digest in edge_probes.get(edge, ()):
+                    self._note(digest, *views[digest])
+        for position in sorted(expanded_probes or ()):
+            if keep_expanded is None or keep_expanded(position):
+                for digest in expanded_probes[position]:
                     self._note(digest, *views[digest])
 
     def counts(self, name: str) -> tuple[int, int, int]:

@@ -53,23 +53,25 @@ def test_external_calls_on_the_default_bounds_are_far_below_the_states(capsys):
     code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off", "--no-boundary-lags")
     calls = report["assignor_calls"]
     assert code == 0 and report["complete"]
-    # 1,773 with partial-order reduction (1,784 with --por off: the same 244 views, POR reduces only where no rebalance follows)
+    # 1,773 with partial-order reduction (1,784 with --por off: the same 251 views, POR reduces only where no rebalance follows)
     assert calls["external"] is True and calls["distinct_states"] == report["statistics"]["distinct_states"] == 1773
     # each state asks for its view's answers once (the model keeps them while the state is expanded and
-    # its edges watched): a hit is a state whose view an earlier state asked about
-    assert calls["calls"] == 244 and 0 < calls["memo_hits"] and calls["calls"] + calls["memo_hits"] <= calls["distinct_states"]
-    assert calls["line"] == f"244 external calls for 1,773 distinct states (memo hits {calls['memo_hits']:,})"
+    # its edges watched): a hit is a state whose view an earlier state asked about. 244 views of the
+    # rebalances explored, 7 more of rebalances requested in a quiescent group (GroupModel.requested_probes)
+    assert calls["calls"] == 244 + 7 and 0 < calls["memo_hits"] and calls["calls"] + calls["memo_hits"] <= calls["distinct_states"]
+    assert calls["line"] == f"251 external calls for 1,773 distinct states (memo hits {calls['memo_hits']:,})"
     assert calls["calls"] * 5 < calls["distinct_states"]  # the memo: one call per distinct leader view
 
 
 def test_boundary_lags_ask_each_view_at_most_twice_more(capsys):
-    """The default for an external assignor: the same 244 views, each also asked at the boundary
-    readings that change it (481 of them), every answer the one at lag 0: the same states."""
+    """The default for an external assignor: the same 244 views of rebalances explored, each also
+    asked at the boundary readings that change it (481 of them), every answer the one at lag 0: the
+    same states; and the 7 of rebalances requested in a quiescent group (at the canonical lags)."""
     code, report = run_json(capsys, "--assignor", CORRECT_PY, "--symmetry", "off")
     calls = report["assignor_calls"]
     assert code == 0 and report["complete"] and report["bounds"]["boundary_lags"] is True
     assert report["boundary_lags"] == {"views": 481, "answered_otherwise": 0, "behind_views": 0}
-    assert calls["distinct_states"] == 1773 and calls["calls"] == 244 + 481
+    assert calls["distinct_states"] == 1773 and calls["calls"] == 244 + 481 + 7
 
 
 def test_the_summary_line_says_calls_for_states(capsys):
@@ -207,7 +209,10 @@ def test_an_assignor_failing_during_exploration_shows_the_input_it_failed_on(cap
     assert "crashed on the input below" in lines[at]
     shown = next(line for line in lines[at:] if line.startswith("  input: "))
     sent = json.loads(shown.removeprefix("  input: "))
-    assert len(sent["members"]) == 3
+    # the first call after the warm start's: a rebalance requested in the settled group it starts in
+    # (GroupModel.requested_probes), two members, the leader remembering them
+    assert lines[at + 1].strip() == "1. rebalance (requested in a quiescent group)"
+    assert len(sent["members"]) == 2 and sent["previous_members"] == ["I1", "I2"]
     code, report = run_json(capsys, "--assignor", crash, *small)
     assert code == 1 and report["finding"]["finding"] == "crash" and report["finding"]["input"] == sent
     assert report["finding"]["message"].startswith(f"{crash} crashed on the input below")

@@ -454,3 +454,35 @@ def behind_probes_on_spark(spark, module: str, function: str):
         monitor = RunMonitor(ctx, model)
         explore(model, monitor=monitor)
     return model, ctx, local, monitor
+
+
+def test_requested_rebalances_are_judged_alike_on_spark(spark):
+    """A rebalance requested in a quiescent group is judged at the state's expansion, not walked
+    (GroupModel.requested_probes): a Spark bucket ships its verdicts and first discoveries with the
+    position it expanded, so every level on Spark judges the views the local run judges, and the
+    balanced layout dealt again is a fixpoint violation on both."""
+    model, ctx, local, monitor = requested_on_spark(spark, "red10_sticky", "antisticky")
+    (result,) = [r for r in evaluate(ctx, local, monitor) if r.property.name == "fixpoint"]
+    assert result.verdict.status.name == "VIOLATED" and result.discovery.action.requested
+
+
+def test_an_assignor_failing_on_a_requested_rebalance_fails_alike_on_spark(spark):
+    _, _, _, monitor = requested_on_spark(spark, "requested_crash", "assign", events=1)
+    assert monitor.errors and monitor.discoveries["assignor-answers"].action.requested
+
+
+def requested_on_spark(spark, module: str, function: str, **bounds):
+    """``py:tests.assignors.<module>:<function>`` under the sticky rules, run locally and with every
+    level on Spark (:func:`run_both` compares them), then once more locally for a monitor to read."""
+    import importlib
+
+    from rebalproof.model.assignors.spec import resolve
+
+    for name in ("red10_sticky", module):
+        cloudpickle.register_pickle_by_value(importlib.import_module(f"tests.assignors.{name}"))
+    with resolve(f"py:tests.assignors.{module}:{function}") as assignor:
+        model, ctx = check("cooperative", assignor, rules="sticky", name=function, **bounds)
+        local, _ = run_both(spark, model, ctx, local_below=0, partitions=3)
+        monitor = RunMonitor(ctx, model)
+        explore(model, monitor=monitor)
+    return model, ctx, local, monitor

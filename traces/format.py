@@ -113,6 +113,7 @@ _ACTION_SCHEMA = {
         "choice": {"type": "integer", "minimum": 0},
         "leader": {"type": "string"},
         "lags": {"enum": list(READINGS)},
+        "requested": {"type": "boolean"},
     },
 }
 TRACE_SCHEMA = {
@@ -327,6 +328,9 @@ def _check_step(action: Action | None, state: GroupState, before: GroupState | N
             + ("" if action.kind == "rebalance" else f" on a {action.kind}"),
             where="action.lags",
         )
+    if action.requested and (action.kind != "rebalance" or before.triggers or action.lags is not None):
+        raise InputError("requested marks a rebalance asked for in a quiescent group (no trigger pending), read at the canonical lags",
+                         where="action.requested")
     if rebalance is not None:
         view = decode_input(rebalance.get("input"))
         if rebalance.get("assignment") is not None:
@@ -426,6 +430,8 @@ def build_trace(exp, discovery, *, protocol: str, assignor: str, bounds, config_
         action = {"kind": "rebalance", "choice": 0}
         if discovery.action is not None and discovery.action.lags:  # it failed on a reading of the view
             action["lags"] = discovery.action.lags
+        if discovery.action is not None and discovery.action.requested:  # on a rebalance requested in a quiescent group
+            action["requested"] = True
         steps.append(
             {
                 "action": action,

@@ -120,7 +120,7 @@ class RebalanceBlock:
     error: str = ""
     roles_before: dict = field(default_factory=dict)  # member -> (active, standby, warmup) before the join
     roles_after: dict = field(default_factory=dict)  # member -> (active, standby, warmup) of the answer
-    lags_note: str = ""  # with a boundary lag reading: which caught-up copies the view reported at the limit
+    lags_note: str = ""  # with a boundary lag reading: which caught-up copies the view reported at the limit; a requested rebalance: why it runs
 
 
 @dataclass(frozen=True)
@@ -304,6 +304,8 @@ def _block(trace: Trace, number: int, idx: int, before: tuple[Event, ...]) -> Re
             roles_after[mid] = (act, sb, wu)
     title = step.title or f"#{ordinal(number)} Rebalance"
     lags_note = _lags_note(trace, step) if step.action is not None and step.action.lags else ""
+    if step.action is not None and step.action.requested:
+        lags_note = "a member asks for this rebalance in a quiescent group, no membership having changed: a consumer's enforceRebalance or a metadata change"
     return RebalanceBlock(
         number=number,
         step=idx,

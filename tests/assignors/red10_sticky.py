@@ -16,6 +16,13 @@ over the members in plain string order, then handed out by position over the mem
 natural order. With ids ``I1 .. I9`` the two orders agree and it is correct; with ``I8, I9,
 I10`` (``check --first-id 8``) a member holding more gets a smaller share, and a balanced layout
 is dealt again (red team 10's ``strflip``).
+
+``antisticky`` is ``keep_then_deal`` with the remainder of the shares going to the members
+holding the *fewest* (red team 10's ``antisticky``): a balanced layout of four tasks on three
+members, 2, 1, 1, is dealt again as 1, 2, 1 whenever the leader is asked about it. No membership
+event shows it a balanced layout (a join or a leave unbalances four tasks on three members), so
+it passed every sticky and eager default until the rebalances requested in a quiescent group were
+judged (``GroupModel.requested_probes``).
 """
 
 from __future__ import annotations
@@ -27,18 +34,20 @@ def _nat(text: str):
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
 
 
-def _shares(members: list[dict], n: int, keep: bool) -> dict[str, int]:
+def _shares(members: list[dict], n: int, keep: bool, anti: bool = False) -> dict[str, int]:
     """Each member's number of actives by threads (``members`` in the order the shares are worked
-    out in); the remainder to the members holding the most, when keeping, else to the first."""
+    out in); the remainder to the members holding the most, when keeping, else to the first
+    (``anti``: to the members holding the fewest)."""
     threads = sum(m.get("capacity", 1) for m in members)
     share = {m["id"]: n * m.get("capacity", 1) // threads for m in members}
-    first = sorted(members, key=lambda m: -len(m.get("active", []))) if keep else members  # stable: ties in order
+    sign = 1 if anti else -1
+    first = sorted(members, key=lambda m: sign * len(m.get("active", []))) if keep else members  # stable: ties in order
     for m in first[: n - sum(share.values())]:
         share[m["id"]] += 1
     return share
 
 
-def _deal(view: dict, keep: bool, mixed: bool = False) -> dict:
+def _deal(view: dict, keep: bool, mixed: bool = False, anti: bool = False) -> dict:
     members = sorted((m for m in view["members"] if not m.get("leaving")), key=lambda m: _nat(m["id"]))
     members = members or sorted(view["members"], key=lambda m: _nat(m["id"]))
     tasks = sorted((t["id"] for t in view["tasks"]), key=_nat)
@@ -48,7 +57,7 @@ def _deal(view: dict, keep: bool, mixed: bool = False) -> dict:
         worked = _shares(by_string, len(tasks), keep)
         share = {m["id"]: worked[by_string[i]["id"]] for i, m in enumerate(members)}
     else:
-        share = _shares(members, len(tasks), keep)
+        share = _shares(members, len(tasks), keep, anti)
     out = {m["id"]: {"active": [], "standby": [], "warmup": []} for m in view["members"]}
     placed = set()
     if keep:
@@ -87,3 +96,7 @@ def keep_then_deal(view: dict) -> dict:
 
 def mixed_orders(view: dict) -> dict:
     return _deal(view, keep=True, mixed=True)
+
+
+def antisticky(view: dict) -> dict:
+    return _deal(view, keep=True, anti=True)

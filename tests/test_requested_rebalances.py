@@ -1,0 +1,126 @@
+"""Rebalances a member requests in a quiescent group: judged, not explored (``GroupModel.requested_probes``).
+
+Red team 10's finding 3: at the sticky defaults a settled, balanced layout was shown to the leader
+again on 2 of 36 views (every join and every leave unbalances four tasks on three members), so an
+assignor dealing a balanced layout again whenever asked passed every sticky and eager default.
+A consumer may ask for a rebalance with nothing changed (``enforceRebalance``, a metadata change):
+``check`` now asks the assignor about each expanded quiescent state's view where ``fixpoint``'s
+premise holds and judges every answer, without exploring on from it (docs/DESIGN.md, "Requested
+rebalances"). Seed 002, requirement 5: "The algorithm must converge: if the current assignment is
+already balanced, it must not alter the assignment."
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rebalproof.cli.main import main
+from rebalproof.errors import InputError
+from rebalproof.model.group_bounds import Bounds
+from rebalproof.model.group_model import GroupModel
+from rebalproof.model.group_protocol import protocol
+from rebalproof.model.group_state import Action
+from rebalproof.properties import Status
+from rebalproof.traces.format import decode_trace
+from red_checks import check_verdicts
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def at_root(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.chdir(ROOT)
+
+
+def test_dealing_a_balanced_layout_again_is_caught_at_the_sticky_defaults():
+    bad = check_verdicts("tests.assignors.red10_sticky:antisticky", proto="cooperative", rules="sticky", bounds=Bounds())
+    violated = {n: v for n, v in bad.items() if v.status is Status.VIOLATED}
+    assert set(violated) == {"fixpoint"}, {n: v.message for n, v in violated.items()}
+    assert "the current assignment is valid, balanced and caught up, but the answer changes it" in violated["fixpoint"].message
+
+
+@pytest.mark.parametrize("proto, rules", [("cooperative", "sticky"), ("eager", "eager")])
+def test_the_same_deal_keeping_the_extra_task_where_it_is_keeps_every_promise(proto, rules):
+    verdicts = check_verdicts("tests.assignors.red10_sticky:keep_then_deal", proto=proto, rules=rules, bounds=Bounds())
+    assert not {n: v.message for n, v in verdicts.items() if v.status is Status.VIOLATED}
+    assert verdicts["fixpoint"].measure["premise_views"] >= 20  # was 2 before requested rebalances were judged
+
+
+def test_the_counterexample_ends_with_the_requested_rebalance_and_replays(at_root, tmp_path, capsys):
+    args = ["check", "--rules", "sticky", "--assignor", "py:tests.assignors.red10_sticky:antisticky", "--trace-dir", str(tmp_path)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "rebalance (requested in a quiescent group)" in out
+    (path,) = tmp_path.glob("*--fixpoint.json")
+    raw = json.loads(path.read_text())
+    last = raw["steps"][-1]
+    assert last["action"] == {"kind": "rebalance", "choice": 0, "requested": True}
+    assert not raw["steps"][-2]["state"]["triggers"] and last["rebalance"]["input"]["previous_members"]
+    assert main(["replay", str(path), "--quiet"]) == 0
+    assert "claim confirmed: fixpoint fails at step" in capsys.readouterr().out
+    assert main(["show", str(path)]) == 0
+    assert "a member asks for this rebalance in a quiescent group" in capsys.readouterr().out
+
+
+def test_judged_alike_with_and_without_partial_order_reduction(at_root):
+    """Inside the reduced region the reduction skips orders of restores and aging; requested
+    rebalances are judged outside it and at its ends, which both explorations reach."""
+    from rebalproof.model.assignors.spec import resolve
+    from rebalproof.properties.run_check import check_model
+
+    results = []
+    for por in (True, False):
+        with resolve("py:tests.assignors.red10_sticky:antisticky") as assignor:
+            results.append(check_model(protocol=protocol("cooperative"), assignor=assignor, bounds=Bounds(), rules="sticky", symmetry=False, por=por))
+    reduced, full = results
+    assert reduced.exploration.states < full.exploration.states
+    assert reduced.calls == full.calls
+    for r in full.results:
+        other = reduced.result(r.property.name)
+        assert (other.verdict.status, other.verdict.measure) == (r.verdict.status, r.verdict.measure), r.property.name
+
+
+def test_an_assignor_failing_only_when_nothing_changed_is_a_finding_on_that_view(at_root, tmp_path, capsys):
+    args = ["check", "--rules", "sticky", "--assignor", "py:tests.assignors.requested_crash:assign", "--events", "1", "--trace-dir", str(tmp_path)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "exploration complete" in out and "violated: assignor-answers (15 holds, 1 violated" in out
+    (path,) = tmp_path.glob("*--assignor-answers.json")
+    raw = json.loads(path.read_text())
+    assert raw["steps"][-1]["action"] == {"kind": "rebalance", "choice": 0, "requested": True}
+    assert "cannot answer a group that nothing changed in" in raw["steps"][-1]["error"]
+    assert main(["replay", str(path), "--quiet"]) == 0
+
+
+def test_a_requested_rebalance_runs_only_in_a_quiescent_group():
+    from rebalproof.model.assignors import builtin
+
+    model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(), assignor=builtin("sticky").make(), assignor_name="sticky")
+    (start,) = model.init_states()
+    key, probes = model.requested_probes(start)
+    assert key is not None and probes and all(a.requested and a.kind == "rebalance" for a, _ in probes)
+    requested = probes[0][0]
+    after = model.next_state(start, requested)
+    assert after is not None and after.pending and not after.triggers  # a rebalance ran: its answer is being delivered
+    assert model.rebalance_step(start, requested).assignment == probes[0][1].assignment
+    assert model.next_state(after, requested) is None  # deliveries pending: not quiescent
+    assert model.requested_probes(after) == (None, [])
+    joined = model.next_state(start, Action("join", member="I3"))
+    assert model.next_state(joined, requested) is None and model.next_state(start, Action("rebalance")) is None
+    assert requested not in model.actions(start)  # judged, not explored
+    assert Action.from_json(requested.to_json()) == requested and "requested" not in Action("rebalance").to_json()
+
+
+def test_a_trace_marking_a_triggered_rebalance_requested_is_refused(at_root, tmp_path):
+    assert main(["check", "--rules", "sticky", "--assignor", "py:tests.assignors.red10_sticky:antisticky", "--quiet",
+                 "--trace-dir", str(tmp_path)]) == 1
+    (path,) = tmp_path.glob("*--fixpoint.json")
+    raw = json.loads(path.read_text())
+    first = next(i for i, s in enumerate(raw["steps"]) if s["action"]["kind"] == "rebalance")
+    raw["steps"][first]["action"]["requested"] = True  # a join's rebalance: a trigger was pending
+    with pytest.raises(InputError, match="requested marks a rebalance asked for in a quiescent group"):
+        decode_trace(raw)
