@@ -44,6 +44,33 @@ def test_dealing_a_balanced_layout_again_is_caught_at_the_sticky_defaults():
 
 
 @pytest.mark.parametrize("proto, rules", [("cooperative", "sticky"), ("eager", "eager")])
+def test_standbys_moved_on_whenever_asked_are_caught_at_the_defaults(proto, rules):
+    """Red team 12's standby churn, as a pure function (tests/assignors/red12_standby.py)."""
+    verdicts = check_verdicts("tests.assignors.red12_standby:rotate_standbys", proto=proto, rules=rules, bounds=Bounds())
+    assert {n for n, v in verdicts.items() if v.status is Status.VIOLATED} == {"fixpoint"}
+
+
+@pytest.mark.parametrize("spec, proto, rules", [
+    ("red10_sticky:antisticky", "cooperative", "sticky"),
+    ("red12_standby:rotate_standbys", "cooperative", "sticky"),
+    ("red12_standby:rotate_standbys", "eager", "eager"),
+])
+def test_without_requested_rebalances_the_defaults_pass_them(monkeypatch, spec, proto, rules):
+    """What catches them is the requested rebalance: with it switched off they keep every promise."""
+    from rebalproof.properties import run
+
+    made = run.RunMonitor.__init__
+
+    def without(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self._requests = False
+
+    monkeypatch.setattr(run.RunMonitor, "__init__", without)
+    verdicts = check_verdicts(f"tests.assignors.{spec}", proto=proto, rules=rules, bounds=Bounds())
+    assert not [n for n, v in verdicts.items() if v.status is Status.VIOLATED]
+
+
+@pytest.mark.parametrize("proto, rules", [("cooperative", "sticky"), ("eager", "eager")])
 def test_the_same_deal_keeping_the_extra_task_where_it_is_keeps_every_promise(proto, rules):
     verdicts = check_verdicts("tests.assignors.red10_sticky:keep_then_deal", proto=proto, rules=rules, bounds=Bounds())
     assert not {n: v.message for n, v in verdicts.items() if v.status is Status.VIOLATED}
