@@ -266,7 +266,11 @@ def _warmup_assigned(ctx, model, s, a, nxt, step):
     (KIP-429's ``isLearner`` tag) on a member not leaving is an example too: an implementation
     whose learner fills a task's standby slot makes no extra copy by count, yet learns (red team
     6: its correct KIP-429 assignor left this witness undecided at every one-standby bound, so
-    ``--require-complete`` failed it). A witness only adds examples: no label can fault anything.
+    ``--require-complete`` failed it). A copy the member held as a standby and now learns counts
+    as a new learner: seed 001 (KIP-429), "When performing learner assignment, we shall prioritize
+    workers which currently have standby tasks that match learner assignment" (red team 9: its
+    correct assignor, learners only for leaving members' tasks and always on their standby
+    holders, left the witness undecided). A witness only adds examples: no label can fault anything.
     """
     if step is None:
         return False
@@ -278,8 +282,8 @@ def _warmup_assigned(ctx, model, s, a, nxt, step):
     for m, x in step.assignment.members:
         if not view.has_member(m) or view.member(m).leaving:
             continue
-        held = view.member(m).copies
-        if any(view.has_task(t) and view.task(t).stateful and t not in held and t not in x.active for t in x.warmup):
+        learning = view.member(m).warmup
+        if any(view.has_task(t) and view.task(t).stateful and t not in learning and t not in x.active for t in x.warmup):
             return True
     return False
 

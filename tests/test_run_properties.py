@@ -283,3 +283,24 @@ def test_a_member_kept_on_learners_it_already_called_ready_for_does_not_rejoin_a
                                   Action("deliver", member="I3"))
     assert not next(m for m in kept.members if m.id == "I3").ready
     assert not next(m for m in partly.members if m.id == "I3").ready
+
+
+def test_a_standby_turned_learner_is_a_new_learner_for_warmup_assigned():
+    """Red team 9 (F5): learners only for a leaving member's tasks, always on their standby holders
+    (seed 001: "we shall prioritize workers which currently have standby tasks that match learner
+    assignment"), never make a copy the member did not hold; the witness said "never happens" of
+    such an assignor, and ``--require-complete`` failed it. Under the other rules labels do not count."""
+    from types import SimpleNamespace
+
+    from rebalproof.model.group_model import RebalanceStep
+    from rebalproof.properties.run import _warmup_assigned
+    from test_properties_assignment import answer, view_of
+
+    view = view_of(["0_0", "0_1"], [dict(id="I1", leaving=True, active=("0_0",)), dict(id="I2", active=("0_1",), standby=("0_0",))],
+                   num_standby_replicas=1)
+    relabelled = RebalanceStep(view=view, assignment=answer(I1="0_0", I2="0_1 ~0_0"), delivered=())
+    kept = RebalanceStep(view=view, assignment=answer(I1="0_0", I2="0_1 +0_0"), delivered=())
+    learner, ha = SimpleNamespace(rules="learner"), SimpleNamespace(rules="ha")
+    assert _warmup_assigned(learner, None, None, None, None, relabelled)
+    assert not _warmup_assigned(learner, None, None, None, None, kept)
+    assert not _warmup_assigned(ha, None, None, None, None, relabelled)  # by count: one replica, within the standbys
