@@ -8,6 +8,7 @@ bounds. ``python tests/test_mutants.py`` prints the README's table (states and s
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -103,6 +104,15 @@ def test_the_correct_example_passes_at_every_calibration_tier(tier):
     if tier == "partitions3":
         assert result.exploration.states == 21_653  # the README's figure
     assert result.exit_code() == 0, [(r.property.name, r.verdict.message) for r in result.violated]
+
+
+def test_the_readme_table_says_what_the_mutants_give():
+    """The README's mutation table: each mutant's property, bounds and shortest trace's steps as
+    pinned here (its states and seconds are one run's, printed by ``python tests/test_mutants.py``)."""
+    readme = (ROOT / "README.md").read_text()
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(r"^\| `(\w+)` \| [^|]+ \| `([\w-]+)` \| `([^`]*)` \| [\d,]+ \| (\d+)(?: \(lasso\))? \|", readme, flags=re.M)}
+    for m in MUTANTS:
+        assert rows.get(m.name) == (m.property, _flags(m.bounds), str(STEPS[m.name])), m.name
 
 
 def _flags(bounds: dict) -> str:
