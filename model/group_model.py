@@ -447,10 +447,9 @@ class GroupModel:
             out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(answers)))
         return out
 
-    def requested_probes(self, state: GroupState, wanted=None) -> tuple[object, list[tuple[Action, RebalanceStep]]]:
+    def requested_probes(self, state: GroupState) -> tuple[object, list[tuple[Action, RebalanceStep]]]:
         """``(view key, [(action, step), ...])`` of a rebalance requested in quiescent ``state``,
-        one per answer: ``(None, [])`` where ``state`` is not quiescent, ``(key, [])`` where
-        ``wanted(key, view_of)`` says no (``view_of()`` builds the view) before the assignor is asked.
+        one per answer; ``(None, [])`` where ``state`` is not quiescent.
 
         Nothing but a trigger starts a rebalance in the model, and a membership change is one, so
         a settled layout is shown to the leader again only when a probing rebalance is scheduled:
@@ -466,8 +465,6 @@ class GroupModel:
             return None, []
         joined, reported = self.joined(state)
         key = self._view_key(state, joined, reported)
-        if wanted is not None and not wanted(key, lambda: self._chooser.view_for(key, lambda: self.view_from_key(key))):
-            return key, []
         answers = self._chooser.answers_for(key, lambda: self.view_from_key(key))
         view = self._chooser.view_for(key, lambda: self.view_from_key(key))
         return key, [

@@ -86,7 +86,6 @@ class _Job:
         # exploration (a task's own would judge again every view the previous tasks judged)
         memos = self.__dict__.setdefault("_memos", {"attainable": {}, "judged": {}, "clean": {}})
         monitor._attainable = memos["attainable"]
-        monitor._settled = memos.setdefault("settled", {})
         if monitor.judge is not None:
             monitor.judge.track_edges = True  # the driver keeps only the edges the local run walks
             monitor.judge._memo = memos["judged"]

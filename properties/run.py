@@ -91,7 +91,6 @@ from rebalproof.properties.common import shown_as_owner, split_replicas
 from rebalproof.properties.lag import rank_text
 from rebalproof.properties.run_liveness import EdgeRanges, edge_array, fair_components, fair_cycle, longest_paths, nontrivial_sccs
 from rebalproof.properties.run_rebalance import RebalanceJudge, judge_step, promised, promised_words, run_verdict
-from rebalproof.properties.stability import premise_holds
 from rebalproof.properties.verdict import Status, Verdict
 
 __all__ = [
@@ -572,10 +571,9 @@ class RunMonitor:
 
             self._deferred = JudgeWorker(self.judge, model.view_from_key, self._judged_violation)
         # rebalances requested in quiescent states (GroupModel.requested_probes): judged, not
-        # explored, where ``fixpoint`` is promised and its premise holds on the view
+        # explored, under the rule sets promising ``fixpoint`` (sticky, eager, ha)
         self._requests = (self.judge is not None and "fixpoint" in judged and promised("fixpoint", ctx.rules)
                           and hasattr(model, "requested_probes"))
-        self._settled: dict = {}  # view key -> whether fixpoint's premise holds on it
         self._stateful = [model.is_stateful(t) for t in model.task_ids]
         self._task_index = {t: i for i, t in enumerate(model.task_ids)}
         self._all_tasks = (1 << len(model.task_ids)) - 1
@@ -739,9 +737,11 @@ class RunMonitor:
     def on_expand(self, idx, s, successors: int) -> None:
         """State ``idx`` is being expanded (``successors``: how many it has): judge the answers to
         a rebalance requested there (:meth:`~rebalproof.model.group_model.GroupModel.requested_probes`:
-        judged, not explored), where ``fixpoint`` is promised and its premise holds on the view --
-        a settled layout shown to the leader again, which no trigger of the model does but a
-        probing rebalance.
+        judged, not explored) where the rules promise ``fixpoint`` -- the group's layout shown to
+        the leader again with nothing changed, which no trigger of the model does but a probing
+        rebalance. Every quiescent state, not only those meeting ``fixpoint``'s premise: red team
+        13's assignors that swap stateless tasks, or hand a restoring active to the least loaded
+        member, only when asked with nothing changed passed while only settled layouts were asked.
 
         Not inside partial-order reduction's region (:func:`~rebalproof.model.group_por.quiet`:
         no rebalance can happen there, so the reduction takes one order of restores and of aging
@@ -751,7 +751,7 @@ class RunMonitor:
         if not self._requests or not is_quiescent(s) or (successors and quiet(self.model, s)):
             return
         try:
-            key, probes = self.model.requested_probes(s, self._premise_met)
+            key, probes = self.model.requested_probes(s)
         except AssignorError as error:  # a finding about the assignor, on the requested view
             self.on_assignor_error(idx, s, error, Action("rebalance", requested=True))
             return
@@ -761,12 +761,6 @@ class RunMonitor:
             else:
                 for name, message in self.judge.judge(-1, key, probe.choice, step, expanded=idx):
                     self._judged_violation(name, message, idx, probe)
-
-    def _premise_met(self, key, view_of) -> bool:
-        met = self._settled.get(key)
-        if met is None:
-            met = self._settled[key] = bool(premise_holds(view_of()))
-        return met
 
     def _judged_violation(self, name: str, message: str, src: int, a: Action) -> None:
         self._record(name, Discovery(property=name, kind="safety", state=src, action=a, message=message))

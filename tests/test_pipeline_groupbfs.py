@@ -181,8 +181,11 @@ def test_every_answer_judged_alike_on_spark(spark, stop_early):
     run_both(spark, model, ctx, stop_early=stop_early, local_below=0, partitions=3)
     monitor = RunMonitor(ctx, model, stop_early=stop_early)
     results = {v["property"]: v for v, _ in verdicts(ctx, explore(model, monitor=monitor), monitor)}
-    assert results["caught-up-active"]["status"] == "violated"
-    assert results["caught-up-active"]["measure"]["violating_views"] > 0
+    # stopping early, the first violation found ends the run: a rebalance requested at the warm
+    # start already shows the owner-blind deal (GroupModel.requested_probes), before any join
+    name = "caught-up-active" if not stop_early else next(n for n, v in results.items() if v["status"] == "violated")
+    assert results[name]["status"] == "violated"
+    assert results[name]["measure"]["violating_views"] > 0
 
 
 def test_liveness_counterexample_is_the_same_lasso(spark):
