@@ -4,9 +4,9 @@ Red team 10's finding 3: at the sticky defaults a settled, balanced layout was s
 again on 2 of 36 views (every join and every leave unbalances four tasks on three members), so an
 assignor dealing a balanced layout again whenever asked passed every sticky and eager default.
 A consumer may ask for a rebalance with nothing changed (``enforceRebalance``, a metadata change):
-``check`` now asks the assignor about each expanded quiescent state's view where ``fixpoint``'s
-premise holds and judges every answer, without exploring on from it (docs/DESIGN.md, "Requested
-rebalances"). Seed 002, requirement 5: "The algorithm must converge: if the current assignment is
+``check`` now asks the assignor about each expanded quiescent state's view (under the rule sets
+promising ``fixpoint``) and judges every answer, without exploring on from it (docs/DESIGN.md,
+"Requested rebalances"). Seed 002, requirement 5: "The algorithm must converge: if the current assignment is
 already balanced, it must not alter the assignment."
 """
 
