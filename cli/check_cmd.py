@@ -416,5 +416,8 @@ def _print_report(result, written: dict, *, external: bool = False) -> None:
     boundary = result.boundary_line()
     if boundary is not None:
         out.write(boundary + "\n")
+    requested = result.requested_line()
+    if requested is not None:
+        out.write(requested + "\n")
     out.write(summary_line([r.verdict for r in result.results]) + f"; {result.calls_line(external=external)}\n")
     out.flush()

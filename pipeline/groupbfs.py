@@ -716,6 +716,7 @@ def _save(graph: _Graph, store, depth: int, identity: str) -> None:
         "layouts": layouts,
         "edge_unforced": dict(getattr(monitor, "edge_unforced", {})),
         "judged": dict(monitor.judge.views) if getattr(monitor, "judge", None) is not None else {},
+        "requested": sorted(monitor.judge.requested) if getattr(monitor, "judge", None) is not None else [],
         "counters": {"errors": graph.errors, "calls": graph.calls, "worker_calls": graph.worker_calls, "worker_hits": graph.worker_hits},
     }
     meta = {"identity": identity, "states": graph.states, "edges": graph.edges, "depth": depth, "reduced": graph.reduced}
@@ -787,6 +788,7 @@ def _restore(graph: _Graph, store, identity: str) -> int:
         monitor.edge_unforced = dict(blob.get("edge_unforced", {}))
         if monitor.judge is not None:
             monitor.judge.views = dict(blob.get("judged", {}))
+            monitor.judge.requested = set(blob.get("requested", ()))
     return depth
 
 

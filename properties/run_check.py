@@ -66,6 +66,9 @@ class CheckResult:
     memo_hits: int = 0
     #: why partial-order reduction was asked for and switched off (None: it was not)
     por_off: str | None = None
+    #: distinct views of rebalances requested in quiescent states, judged, not explored
+    #: (:meth:`~rebalproof.model.group_model.GroupModel.requested_probes`); None where not asked
+    requested_views: int | None = None
 
     @property
     def boundary_lags(self) -> dict | None:
@@ -89,6 +92,13 @@ class CheckResult:
         if b["behind_views"]:
             head += f"; {b['behind_views']:,} with behind copies spread apart (judged, not explored)"
         return head
+
+    def requested_line(self) -> str | None:
+        """What the rebalances requested in quiescent states showed, in one line (None where none were asked)."""
+        if not self.requested_views:
+            return None
+        return (f"requested rebalances: {self.requested_views:,} views of quiescent states also asked with nothing changed "
+                "(judged, not explored)")
 
     def calls_line(self, *, external: bool = False) -> str:
         """``N external calls for M distinct states (memo hits H)``."""
@@ -138,6 +148,7 @@ class CheckResult:
             },
             **({"symmetry_check": self.symmetry_check.to_json()} if self.symmetry_check else {}),
             **({"boundary_lags": self.boundary_lags} if self.ctx.bounds.boundary_lags else {}),
+            **({"requested_views": self.requested_views} if self.requested_views is not None else {}),
             "properties": [
                 dict(r.verdict.to_json(), expectation=r.property.expectation, promise=r.property.promise)
                 for r in self.results
@@ -323,5 +334,7 @@ def check_model(
     # after the analysis too; helper processes counted by their private memory (they share the rest)
     with_helpers = peak_with_helpers(own_peak(), [monitor.helper_memory, ahead_memory])
     exp.stats.peak_rss_bytes = max(exp.stats.peak_rss_bytes, _peak_rss() if with_helpers is None else with_helpers)
+    requested = len(monitor.judge.requested) if monitor.judge is not None and monitor._requests else None
     return CheckResult(ctx=ctx, exploration=exp, results=results, traces=traces, symmetry=symmetry,
-                       symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits, por_off=por_off)
+                       symmetry_check=sym_check, calls=chooser.calls, memo_hits=chooser.hits, por_off=por_off,
+                       requested_views=requested)

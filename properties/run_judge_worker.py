@@ -92,6 +92,8 @@ class JudgeWorker:
     def _apply(self, hit, src, action) -> None:
         digest, bad, unsure, messages = hit
         self.judge._note(digest, bad, unsure)
+        if getattr(action, "requested", False):
+            self.judge.requested.add(digest)
         for name, message in messages:
             self._record(name, message, src, action)
 

@@ -152,6 +152,8 @@ class RebalanceJudge:
         #: walked (:meth:`~rebalproof.model.group_model.GroupModel.requested_probes`), also only
         #: with ``track_edges`` (a Spark bucket's own positions)
         self.expanded_probes: dict[int, list[int]] = {}
+        #: digests of the views of rebalances requested in quiescent states (any engine)
+        self.requested: set[int] = set()
 
     def judge(self, edge: int, key, choice: int, step, *, beside: bool = False, expanded: int | None = None) -> list[tuple[str, str]]:
         """(property, message) for every property the answer of ``step`` breaks, in catalogue order.
@@ -159,6 +161,8 @@ class RebalanceJudge:
         ``expanded``: judged at the expansion of that state, not at an edge (a requested rebalance)."""
         digest, bad, unsure, messages = self.verdict(key, choice, step)
         self._note(digest, bad, unsure)
+        if expanded is not None:
+            self.requested.add(digest)
         if self.track_edges:
             if expanded is not None:
                 self.expanded_probes.setdefault(expanded, []).append(digest)
@@ -230,6 +234,7 @@ class RebalanceJudge:
             if keep_expanded is None or keep_expanded(position):
                 for digest in expanded_probes[position]:
                     self._note(digest, *views[digest])
+                    self.requested.add(digest)
 
     def counts(self, name: str) -> tuple[int, int, int]:
         """(violating views, inconclusive views, judged views) of ``name``."""

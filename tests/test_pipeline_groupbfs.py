@@ -72,6 +72,7 @@ def assert_same(local, distributed, local_monitor, spark_monitor):
     assert (spark_monitor.judge is None) == (local_monitor.judge is None)
     if local_monitor.judge is not None:  # every answer judged: the same views, the same verdicts
         assert spark_monitor.judge.views == local_monitor.judge.views
+        assert spark_monitor.judge.requested == local_monitor.judge.requested  # the requested rebalances' views
     assert {k: plain(d) for k, d in spark_monitor.discoveries.items()} == {k: plain(d) for k, d in local_monitor.discoveries.items()}
     assert [(i, plain_error(e)) for i, e in spark_monitor.errors] == [(i, plain_error(e)) for i, e in local_monitor.errors]
 

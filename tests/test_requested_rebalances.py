@@ -166,3 +166,14 @@ def test_asked_again_while_an_active_restores_is_judged_too(spec, rules, bounds,
     the reduced region are: a restoring state there is seen with --events one wider)."""
     verdicts = check_verdicts(f"tests.assignors.{spec}", proto="cooperative", rules=rules, bounds=bounds)
     assert verdicts[expected].status is Status.VIOLATED, verdicts[expected].message
+
+
+def test_the_report_says_how_many_views_were_asked_again(at_root, capsys):
+    assert main(["check", "--rules", "sticky", "--assignor", "py:tests.assignors.red10_sticky:keep_then_deal", "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["requested_views"] > 0
+    assert main(["check", "--rules", "sticky", "--assignor", "py:tests.assignors.red10_sticky:keep_then_deal"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == f"requested rebalances: {report['requested_views']:,} views of quiescent states also asked with nothing changed (judged, not explored)"
+    assert main(["check", "--protocol", "learner", "--assignor", "learner", "--json", "--quiet"]) in (0, 1)
+    assert "requested_views" not in json.loads(capsys.readouterr().out)  # not asked under the learner rules
