@@ -208,6 +208,10 @@ class RebalanceJudge:
                 unsure |= _BIT[name]
         return bad, unsure, tuple(messages)
 
+    def note_requested(self, key) -> None:
+        """Count the view of ``key`` among the requested rebalances' (:attr:`requested`)."""
+        self.requested.add(_digest(key))
+
     def _note(self, digest: int, bad: int, unsure: int) -> None:
         old = self.views.get(digest)
         self.views[digest] = (bad, unsure) if old is None else (old[0] | bad, old[1] | unsure)
