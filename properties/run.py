@@ -755,6 +755,9 @@ class RunMonitor:
         except AssignorError as error:  # a finding about the assignor, on the requested view
             self.on_assignor_error(idx, s, error, Action("rebalance", requested=True))
             return
+        if not probes:
+            return  # not enabled (no leader)
+        self.judge.note_requested(key)  # counted here whether the judge runs here or on the second core
         for probe, step in probes:
             if self._deferred is not None:
                 self._deferred.submit(key, probe.choice, step, idx, probe)

@@ -68,8 +68,6 @@ class JudgeWorker:
 
     def submit(self, key, choice: int, step, src: int, action) -> None:
         """The rebalance edge ``src --action-->`` reached the pair (``key``, ``choice``) answered by ``step``."""
-        if getattr(action, "requested", False):
-            self.judge.note_requested(key)  # counted even where the pair was met before, as in-process
         pair = (key, choice)
         if pair in self._seen:
             return  # met before, at an earlier edge: its verdict is noted and recorded there

@@ -152,7 +152,8 @@ class RebalanceJudge:
         #: walked (:meth:`~rebalproof.model.group_model.GroupModel.requested_probes`), also only
         #: with ``track_edges`` (a Spark bucket's own positions)
         self.expanded_probes: dict[int, list[int]] = {}
-        #: digests of the views of rebalances requested in quiescent states (any engine)
+        #: digests of the views of rebalances requested in quiescent states (any engine: the
+        #: monitor notes each as it asks, :meth:`note_requested`; a Spark driver as it merges)
         self.requested: set[int] = set()
 
     def judge(self, edge: int, key, choice: int, step, *, beside: bool = False, expanded: int | None = None) -> list[tuple[str, str]]:
@@ -161,8 +162,6 @@ class RebalanceJudge:
         ``expanded``: judged at the expansion of that state, not at an edge (a requested rebalance)."""
         digest, bad, unsure, messages = self.verdict(key, choice, step)
         self._note(digest, bad, unsure)
-        if expanded is not None:
-            self.requested.add(digest)
         if self.track_edges:
             if expanded is not None:
                 self.expanded_probes.setdefault(expanded, []).append(digest)
