@@ -309,6 +309,7 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
     n_edges = 0
     offer = getattr(model, "offer_ahead", None)  # a model computing answers ahead is told of each new state
     on_expand = getattr(monitor, "on_expand", None)
+    keep_quiescent = getattr(monitor, "requests_rebalances", False)  # every quiescent state reached (group_por)
 
     for state in model.init_states():
         h = fp(state)
@@ -359,7 +360,8 @@ def _explore(model, *, symmetry, limits, monitor, progress, por) -> Exploration:
         try:
             if por:
                 successors, reduced = ample_expand(
-                    model, state, fingerprint=fp, is_old=lambda h, d=d: (j := visited.get(h)) is not None and depth[j] <= d
+                    model, state, fingerprint=fp, is_old=lambda h, d=d: (j := visited.get(h)) is not None and depth[j] <= d,
+                    keep_quiescent=keep_quiescent,
                 )
                 exp.reduced += reduced
             else:

@@ -48,6 +48,9 @@ ample successor was not discovered at a depth ``<= d`` (``is_old``): a successor
 ``d + 1`` earlier in the same level counts as new, so the state of greatest depth on any cycle
 is expanded in full.
 
+Where requested rebalances are judged (at every quiescent state, ``RunMonitor.on_expand``) the
+reduction must keep every quiescent state of the region: ``keep_quiescent`` (:func:`ample_action`).
+
 Everything before the region is explored in full, so every rebalance the full exploration
 reaches (the judge's views, owner changes, decisive rounds), every cycle (liveness under
 fairness) and every membership event is reached alike; the region adds no cycle and no
@@ -92,16 +95,30 @@ def quiet(model, s: GroupState) -> bool:
     return True
 
 
-def ample_action(model, s: GroupState, actions: list[Action]) -> Action | None:
+def ample_action(model, s: GroupState, actions: list[Action], *, keep_quiescent: bool = False) -> Action | None:
     """The one action of an ample set of ``s`` (``actions`` are its enabled ones), or None: expand in full.
 
     The first restore, in the stable action order, of a member with no delivery pending; else
     the first delivery to a member with no restore enabled; else, when no restore and no
     delivery is enabled, the first aging or cleanup step.
+
+    ``keep_quiescent``: every quiescent state the full exploration reaches is reached too (where
+    a rebalance requested with nothing changed is judged at each, ``RunMonitor.on_expand``).
+    Only deliveries (to a member with no restore enabled) are taken alone, and a quiescent
+    state, where nothing is pending, is expanded in full. A delivery so taken is executed on
+    every path to a quiescent state (nothing is pending there), no other action of the region
+    disables it or changes its member, so any such path can have it first: the quiescent states
+    reachable after it are those reachable before. A restore taken alone would lose the
+    quiescent states where a later delivery arrived before it.
     """
     if len(actions) < 2 or not quiet(model, s):
         return None
     waiting = {e[0] for e in s.pending}
+    if keep_quiescent:
+        if not waiting:
+            return None  # quiescent (in the region nothing else keeps a state from it): in full
+        restoring = {a.member for a in actions if a.kind == "restore"}
+        return next((a for a in actions if a.kind == "deliver" and a.member not in restoring), None)
     for a in actions:
         if a.kind == "restore" and a.member not in waiting:
             return a
@@ -117,16 +134,19 @@ def ample_action(model, s: GroupState, actions: list[Action]) -> Action | None:
     return None
 
 
-def ample_expand(model, s: GroupState, *, fingerprint, is_old) -> tuple[list[tuple[Action, GroupState]], bool]:
+def ample_expand(
+    model, s: GroupState, *, fingerprint, is_old, keep_quiescent: bool = False
+) -> tuple[list[tuple[Action, GroupState]], bool]:
     """``(successors, reduced)``: what an engine explores from ``s``; ``reduced`` when an ample set was used.
 
     ``fingerprint(state) -> int`` is the engine's fingerprinter, ``is_old(fp) -> bool`` says
-    whether ``fp`` was discovered at a depth ``<= d`` (``d`` the depth of ``s``). Pure and
-    picklable (a module-level function of picklable values).
+    whether ``fp`` was discovered at a depth ``<= d`` (``d`` the depth of ``s``);
+    ``keep_quiescent`` as :func:`ample_action` takes it. Pure and picklable (a module-level
+    function of picklable values).
     """
     if quiet(model, s):
         actions = model.actions(s)
-        chosen = ample_action(model, s, actions)
+        chosen = ample_action(model, s, actions, keep_quiescent=keep_quiescent)
         if chosen is not None:
             nxt = model.next_state(s, chosen)
             if nxt is not None and not is_old(fingerprint(nxt)):

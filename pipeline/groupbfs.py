@@ -123,6 +123,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     expand_disc = {}  # name -> (position, discovery) of a rebalance requested at that position's expansion
     e = 0
     reduced = 0
+    keep_quiescent = getattr(monitor, "requests_rebalances", False)  # every quiescent state reached (group_por)
 
     def is_old(h) -> bool:  # discovered at a depth <= this level's (the level-synchronous proviso)
         return bool(member(visited, np.array([as_int64(h)], dtype=np.int64))[0])
@@ -130,7 +131,7 @@ def _expand_bucket(job: _Job, visited: np.ndarray, positions: np.ndarray, states
     for slot, (pos, state) in enumerate(zip(positions.tolist(), states)):
         try:
             if job.por:
-                successors, ample = ample_expand(model, state, fingerprint=fingerprint, is_old=is_old)
+                successors, ample = ample_expand(model, state, fingerprint=fingerprint, is_old=is_old, keep_quiescent=keep_quiescent)
                 reduced += ample
             else:
                 successors = model.expand(state)

@@ -72,7 +72,6 @@ from rebalproof.model.assignment import Assignment
 from rebalproof.model.balance import balanced_either, measure_balance
 from rebalproof.model.budget import BudgetSpent
 from rebalproof.model.group_bounds import Bounds
-from rebalproof.model.group_por import quiet
 from rebalproof.model.group_protocol import Protocol
 from rebalproof.model.group_state import (
     CAUGHT_UP,
@@ -580,6 +579,13 @@ class RunMonitor:
         self._attainable: dict = {}  # (capacity, leaving) per member -> balance_attainable
         self._config, self._tasks = ctx.bounds.config, ctx.bounds.tasks  # built once, shared by every view
 
+    @property
+    def requests_rebalances(self) -> bool:
+        """True when :meth:`on_expand` judges a rebalance requested at every quiescent state: an
+        engine's partial-order reduction then keeps every quiescent state
+        (:func:`~rebalproof.model.group_por.ample_expand`'s ``keep_quiescent``)."""
+        return self._requests
+
     def _record(self, name: str, discovery: Discovery) -> None:
         if name not in self.discoveries:
             self.discoveries[name] = discovery
@@ -743,12 +749,12 @@ class RunMonitor:
         13's assignors that swap stateless tasks, or hand a restoring active to the least loaded
         member, only when asked with nothing changed passed while only settled layouts were asked.
 
-        Not inside partial-order reduction's region (:func:`~rebalproof.model.group_por.quiet`:
-        no rebalance can happen there, so the reduction takes one order of restores and of aging
-        and skips the states between) but at its ends, the states with no successor, which every
-        reduced exploration reaches too: the views judged, and so every verdict, are the same with
-        and without the reduction."""
-        if not self._requests or not is_quiescent(s) or (successors and quiet(self.model, s)):
+        Inside partial-order reduction's region too (:func:`~rebalproof.model.group_por.quiet`,
+        after the last membership event): there the reduction keeps every quiescent state
+        (:attr:`requests_rebalances`), so the views judged, and so every verdict, are the same
+        with and without it. Asked only at the region's ends, red team 13's restoring-active
+        bugs needed ``--events`` one wider than the defaults."""
+        if not self._requests or not is_quiescent(s):
             return
         try:
             key, probes = self.model.requested_probes(s)

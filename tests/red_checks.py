@@ -15,8 +15,8 @@ from rebalproof.properties.run_check import check_model
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``tests.assignors`` importable
 
 
-def check_verdicts(spec: str, *, proto: str, rules: str, bounds: Bounds) -> dict:
-    """{property name: verdict} of ``check --protocol proto --rules rules --assignor py:spec``."""
+def check_verdicts(spec: str, *, proto: str, rules: str, bounds: Bounds, por: bool = True) -> dict:
+    """{property name: verdict} of ``check --protocol proto --rules rules --assignor py:spec`` (``--por off``: ``por=False``)."""
     with resolve(f"py:{spec}") as assignor:
-        result = check_model(protocol=protocol(proto), assignor=assignor, bounds=bounds, rules=rules, symmetry="auto", por=True)
+        result = check_model(protocol=protocol(proto), assignor=assignor, bounds=bounds, rules=rules, symmetry="auto", por=por)
     return {r.property.name: r.verdict for r in result.results}
