@@ -88,6 +88,15 @@ class Bounds:
                 f"member without its state, so no assignor could balance), got {self.max_warmups}; use --max-warmups 1 or more",
                 where="bounds.max_warmups",
             )
+        tasks = self.subtopologies * self.partitions + self.stateless
+        most = (1 << 63) - 2 - tasks  # a behind copy shows limit + 1, + up to one per copy a member holds (a reading)
+        if self.acceptable_recovery_lag > most:  # red team 14: 2^63 shown, which the readers refuse and a long cannot hold
+            raise InputError(
+                f"acceptable_recovery_lag must be at most {most}: a behind copy is shown as acceptable_recovery_lag + 1 "
+                f"(and up to {tasks} more with boundary lags), and every lag must fit a signed 64-bit integer (Kafka's long); "
+                f"got {self.acceptable_recovery_lag}",
+                where="bounds.acceptable_recovery_lag",
+            )
         if self.initial < 1:
             raise InputError("the group needs at least 1 initial member", where="bounds.initial")
         if self.first_id < 1:

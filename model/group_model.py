@@ -61,10 +61,10 @@ class RebalanceStep(NamedTuple):
 def _enabled(state: GroupState, action: Action) -> bool:
     """Whether the rebalance ``action`` may run in ``state``: one a trigger asks for, or a
     requested one (:meth:`GroupModel.requested_probes`) in a quiescent group with its leader,
-    read at the canonical lags."""
+    at the canonical lags or one of their boundary readings."""
     if not action.requested:
         return bool(state.triggers)
-    return is_quiescent(state) and state.leader is not None and action.leader is None and action.lags is None
+    return is_quiescent(state) and state.leader is not None and action.leader is None and (action.lags is None or action.lags in READINGS)
 
 
 def _with(triggers: tuple[str, ...], reason: str) -> tuple[str, ...]:
@@ -394,18 +394,23 @@ class GroupModel:
         reports what the canonical reading or an earlier reading reports."""
         last = self._joined_key(state)
         if last.readings is None:
-            last.readings = {}
-            members, memory = last.key
-            limit = self.bounds.acceptable_recovery_lag
-            seen = {member_lags(None, members, limit)}
-            for r in READINGS:
-                if r in BEHIND_READINGS and not spreads_behind_ranks(r, members):
-                    continue  # no rank among behind copies changes
-                numbers = member_lags(r, members, limit)
-                if numbers not in seen:
-                    seen.add(numbers)
-                    last.readings[r] = [(members, memory, r), None, None]
+            last.readings = {r: [key, None, None] for r, key in self._readings(*last.key)}
         return last.readings.get(reading)
+
+    def _readings(self, members, memory) -> list[tuple[str, tuple]]:
+        """``[(reading, step key), ...]`` of the readings of the view ``(members, memory)`` that
+        report numbers no earlier reading (nor the canonical one) reports, in :data:`READINGS` order."""
+        limit = self.bounds.acceptable_recovery_lag
+        seen = {member_lags(None, members, limit)}
+        out = []
+        for r in READINGS:
+            if r in BEHIND_READINGS and not spreads_behind_ranks(r, members):
+                continue  # no rank among behind copies changes
+            numbers = member_lags(r, members, limit)
+            if numbers not in seen:
+                seen.add(numbers)
+                out.append((r, (members, memory, r)))
+        return out
 
     def _boundary_choices(self, state: GroupState, answers: tuple) -> list[tuple[str, int]]:
         """``(reading, choice)`` of every answer to a boundary reading of the view of ``state``
@@ -447,9 +452,16 @@ class GroupModel:
             out.extend(Action("rebalance", choice=c, leader=leader, lags=reading) for c in range(len(answers)))
         return out
 
-    def requested_probes(self, state: GroupState) -> tuple[object, list[tuple[Action, RebalanceStep]]]:
-        """``(view key, [(action, step), ...])`` of a rebalance requested in quiescent ``state``,
-        one per answer; ``(None, [])`` where ``state`` is not quiescent.
+    def requested_probes(self, state: GroupState) -> list[tuple[object, Action, RebalanceStep]]:
+        """``[(view key, action, step), ...]`` of a rebalance requested in quiescent ``state``, one
+        per answer (``[]`` where ``state`` is not quiescent); with boundary lags also one per
+        answer to each boundary reading of the view that no earlier reading got (an answer given
+        before makes the same verdicts: the properties read caught-up lags through the floor), and
+        one per answer to each reading telling behind copies apart, as a triggered rebalance's
+        readings are asked (:meth:`_boundary_choices`, :meth:`behind_probes`). Red team 14: a
+        settled layout was shown with a caught-up copy at the limit only by a probing rebalance,
+        so an assignor ranking caught-up copies by their raw lag in its "already balanced?" test
+        passed the defaults (``tests/assignors/red14_ha.py``).
 
         Nothing but a trigger starts a rebalance in the model, and a membership change is one, so
         a settled layout is shown to the leader again only when a probing rebalance is scheduled:
@@ -462,15 +474,36 @@ class GroupModel:
         model (``Action.requested``). The leader's own state (``_LastState``) is left alone: an
         engine asks this while expanding another state."""
         if not state.members or not _enabled(state, Action("rebalance", requested=True)):
-            return None, []
+            return []
         joined, reported = self.joined(state)
         key = self._view_key(state, joined, reported)
-        answers = self._chooser.answers_for(key, lambda: self.view_from_key(key))
-        view = self._chooser.view_for(key, lambda: self.view_from_key(key))
-        return key, [
-            (Action("rebalance", choice=c, requested=True), RebalanceStep(view=view, assignment=a, delivered=self._hand_over(joined, a)))
+        chooser = self._chooser
+        answers = chooser.answers_for(key, lambda: self.view_from_key(key))
+        view = chooser.view_for(key, lambda: self.view_from_key(key))
+        out = [
+            (key, Action("rebalance", choice=c, requested=True), RebalanceStep(view=view, assignment=a, delivered=self._hand_over(joined, a)))
             for c, a in enumerate(answers)
         ]
+        if not self.bounds.boundary_lags:
+            return out
+        seen = set(answers)
+        for reading, rkey in self._readings(*key):
+            try:
+                got = chooser.answers_for(rkey, lambda rkey=rkey: self.view_from_key(rkey))
+            except AssignorError as error:
+                error.reading = reading  # which view failed: the finding's trace shows it
+                raise
+            rview = None
+            for c, a in enumerate(got):
+                if reading not in BEHIND_READINGS:
+                    if a in seen:
+                        continue
+                    seen.add(a)
+                if rview is None:
+                    rview = chooser.view_for(rkey, lambda rkey=rkey: self.view_from_key(rkey))
+                step = RebalanceStep(view=rview, assignment=a, delivered=self._hand_over(joined, a))
+                out.append((rkey, Action("rebalance", choice=c, requested=True, lags=reading), step))
+        return out
 
     def boundary_summary(self) -> tuple[int, int]:
         """``(asked, otherwise)``: views the assignor was asked at a boundary reading, and of those

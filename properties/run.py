@@ -757,14 +757,12 @@ class RunMonitor:
         if not self._requests or not is_quiescent(s):
             return
         try:
-            key, probes = self.model.requested_probes(s)
-        except AssignorError as error:  # a finding about the assignor, on the requested view
-            self.on_assignor_error(idx, s, error, Action("rebalance", requested=True))
+            probes = self.model.requested_probes(s)
+        except AssignorError as error:  # a finding about the assignor, on the requested view (or a reading of it)
+            self.on_assignor_error(idx, s, error, Action("rebalance", requested=True, lags=getattr(error, "reading", None)))
             return
-        if not probes:
-            return  # not enabled (no leader)
-        self.judge.note_requested(key)  # counted here whether the judge runs here or on the second core
-        for probe, step in probes:
+        for key, probe, step in probes:  # none where not enabled (no leader)
+            self.judge.note_requested(key)  # counted here whether the judge runs here or on the second core
             if self._deferred is not None:
                 self._deferred.submit(key, probe.choice, step, idx, probe)
             else:

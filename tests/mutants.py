@@ -263,7 +263,8 @@ MUTANTS = (
     Mutant("lag_strict", "caught up read as lag < acceptable_recovery_lag", "caught-up-active", dict(_BASE, depth=6),
            "a join, with the owners' copies reported at the limit: it takes them for behind; without boundary lags "
            "no view shows a lag at the limit", hides_at=dict(_BASE, boundary_lags=False)),
-    Mutant("rank_unfloored", "ranks not floored at acceptable_recovery_lag", "fixpoint", dict(_BASE, depth=14),
-           "a settled group whose owner reports a lag at the limit and a standby 0: it moves the active",
+    Mutant("rank_unfloored", "ranks not floored at acceptable_recovery_lag", "fixpoint", dict(_BASE, depth=2),
+           "a settled group asked again (a requested rebalance) whose owner reports a lag at the limit and a standby 0: "
+           "it moves the active",
            hides_at=dict(_BASE, boundary_lags=False)),
 )

@@ -77,6 +77,11 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, capsys):
     assert main(["check", "--max-warmups", "0"]) == 2
     err = capsys.readouterr().err
     assert "Minimum is 1" in err and "--max-warmups 1" in err and len(err.strip().splitlines()) == 1
+    # red team 14: at the largest limits a behind copy was shown as 2^63, which no long holds and the
+    # readers refuse (the finding's own trace could not be read back)
+    assert main(["check", "--acceptable-recovery-lag", str((1 << 63) - 1)]) == 2
+    err = capsys.readouterr().err
+    assert f"must be at most {(1 << 63) - 2 - 4}" in err and len(err.strip().splitlines()) == 1
     bad = tmp_path / "bad.toml"
     bad.write_text("instances = [")
     assert main(["check", "--scenario", str(bad)]) == 2

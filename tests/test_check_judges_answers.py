@@ -40,7 +40,7 @@ def test_owner_blind_round_robin_is_named_for_caught_up_active(at_root, tmp_path
     assert code == 1
     row = next(line for line in out.splitlines() if line.startswith("caught-up-active "))
     assert " violated " in row and "distinct views break it; first: task 1_0 is active on I3" in row and "violating_views=" in row
-    assert "19 of 55 distinct views break it" in row  # README "Checking your own assignor"
+    assert "33 of 77 distinct views break it" in row  # README "Checking your own assignor"
     assert 'Discovered "caught-up-active" counterexample, 2 steps' in out
     assert out.splitlines()[-1].startswith("violated: standby-count, caught-up-active, bounded-unavailability")
     (path,) = tmp_path.glob("*caught-up-active.json")

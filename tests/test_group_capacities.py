@@ -265,3 +265,16 @@ def test_settled_balance_the_oracle_cannot_decide_makes_converges_inconclusive(m
     verdict = result.result("converges").verdict
     assert verdict.status.value == "inconclusive" and verdict.measure["undecided_balance_states"] >= 1
     assert "undecided" in verdict.message
+
+
+@pytest.mark.parametrize("capacities, caught", [((1, 2), False), ((2, 1), True)])
+def test_a_capacity_bug_may_show_in_one_order_of_the_capacities_only(capacities, caught):
+    """The README's "run both orders": red team 14's assignor, ties broken toward the highest id,
+    reading every member as one thread, puts the odd task on the two-thread member when that one
+    has the higher id (balanced per thread by luck) and on the one-thread member otherwise."""
+    from red_checks import check_verdicts
+    from rebalproof.properties.verdict import Status
+
+    verdicts = check_verdicts("tests.assignors.red14_ha:bug_ignore_capacity", proto="cooperative", rules="ha",
+                              bounds=Bounds(capacities=capacities, boundary_lags=True))
+    assert (verdicts["balanced"].status is Status.VIOLATED) is caught, verdicts["balanced"].message

@@ -103,7 +103,9 @@ LAG_BUGS = [
     # readings open up a space far larger than a correct assignor's (rank_unfloored: 655,092 states
     # in one fair cycle at --events 1), so the test bounds the depth past the shortest trace
     ("lag_strict", 6, "caught-up-active", 5),
-    ("rank_unfloored", 14, "fixpoint", 13),
+    # the warm start's settled group asked again with its owners at the limit (red team 14: requested
+    # rebalances at the boundary readings; 13 steps, a probing rebalance's, before)
+    ("rank_unfloored", 2, "fixpoint", 1),
 ]
 
 

@@ -83,7 +83,7 @@ def test_the_counterexample_ends_with_the_requested_rebalance_and_replays(at_roo
     out = capsys.readouterr().out
     assert "rebalance (requested in a quiescent group)" in out
     row = next(line for line in out.splitlines() if line.startswith("fixpoint "))
-    assert "violated      30 of 805 distinct views break it" in row  # README "Requested rebalances" (boundary lags on, as for py:)
+    assert "violated      36 of 981 distinct views break it" in row  # README "Requested rebalances" (boundary lags on, as for py:)
     (path,) = tmp_path.glob("*--fixpoint.json")
     raw = json.loads(path.read_text())
     last = raw["steps"][-1]
@@ -131,14 +131,14 @@ def test_a_requested_rebalance_runs_only_in_a_quiescent_group():
 
     model = GroupModel(protocol=protocol("cooperative"), bounds=Bounds(), assignor=builtin("sticky").make(), assignor_name="sticky")
     (start,) = model.init_states()
-    key, probes = model.requested_probes(start)
-    assert key is not None and probes and all(a.requested and a.kind == "rebalance" for a, _ in probes)
-    requested = probes[0][0]
+    probes = model.requested_probes(start)
+    assert probes and all(key is not None and a.requested and a.kind == "rebalance" for key, a, _ in probes)
+    _, requested, step = probes[0]
     after = model.next_state(start, requested)
     assert after is not None and after.pending and not after.triggers  # a rebalance ran: its answer is being delivered
-    assert model.rebalance_step(start, requested).assignment == probes[0][1].assignment
+    assert model.rebalance_step(start, requested).assignment == step.assignment
     assert model.next_state(after, requested) is None  # deliveries pending: not quiescent
-    assert model.requested_probes(after) == (None, [])
+    assert model.requested_probes(after) == []
     joined = model.next_state(start, Action("join", member="I3"))
     assert model.next_state(joined, requested) is None and model.next_state(start, Action("rebalance")) is None
     assert requested not in model.actions(start)  # judged, not explored
@@ -180,3 +180,33 @@ def test_the_report_says_how_many_views_were_asked_again(at_root, capsys):
     assert lines[-2] == f"requested rebalances: {report['requested_views']:,} views of quiescent states also asked with nothing changed (judged, not explored)"
     assert main(["check", "--protocol", "learner", "--assignor", "learner", "--json", "--quiet"]) in (0, 1)
     assert "requested_views" not in json.loads(capsys.readouterr().out)  # not asked under the learner rules
+
+
+@pytest.mark.parametrize("boundary_lags", [True, False])
+def test_a_settled_layout_is_asked_again_at_its_boundary_readings(boundary_lags):
+    """Red team 14: an assignor ranking caught-up copies by their raw lag in its "already balanced?"
+    test (seed 002: "Rank has a floor of acceptable_recovery_lag") moves a standby when the group is
+    asked again with its holder reporting exactly the limit. The requested rebalances were asked at
+    the canonical lags only, so it passed the defaults (caught only by ``converges`` at --partitions
+    3); with boundary lags (the default for py: and exec:) each requested view is asked at its
+    readings too, and ``fixpoint`` names it. The same assignor without the bug keeps every promise."""
+    bounds = Bounds(boundary_lags=boundary_lags)
+    verdicts = check_verdicts("tests.assignors.red14_ha:bug_standby_rank_unfloored", proto="cooperative", rules="ha", bounds=bounds)
+    assert (verdicts["fixpoint"].status is Status.VIOLATED) is boundary_lags, verdicts["fixpoint"].message
+    correct = check_verdicts("tests.assignors.red14_ha:assign", proto="cooperative", rules="ha", bounds=Bounds(boundary_lags=True))
+    assert not {n: v.message for n, v in correct.items() if v.status is Status.VIOLATED}
+
+
+def test_the_trace_of_a_requested_rebalance_at_a_reading_replays(at_root, tmp_path, capsys):
+    args = ["check", "--assignor", "py:tests.assignors.red14_ha:bug_standby_rank_unfloored", "--symmetry", "off", "--trace-dir", str(tmp_path)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "rebalance (lags: hosts-at-limit) (requested in a quiescent group)" in out
+    (path,) = tmp_path.glob("*--fixpoint.json")
+    raw = json.loads(path.read_text())
+    assert raw["steps"][-1]["action"] == {"kind": "rebalance", "choice": 0, "lags": "hosts-at-limit", "requested": True}
+    assert main(["replay", str(path), "--quiet"]) == 0
+    assert "claim confirmed: fixpoint fails at step" in capsys.readouterr().out
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "a member asks for this rebalance in a quiescent group" in shown and "acceptable_recovery_lag" in shown

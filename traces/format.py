@@ -328,8 +328,8 @@ def _check_step(action: Action | None, state: GroupState, before: GroupState | N
             + ("" if action.kind == "rebalance" else f" on a {action.kind}"),
             where="action.lags",
         )
-    if action.requested and (action.kind != "rebalance" or before.triggers or action.lags is not None):
-        raise InputError("requested marks a rebalance asked for in a quiescent group (no trigger pending), read at the canonical lags",
+    if action.requested and (action.kind != "rebalance" or before.triggers):
+        raise InputError("requested marks a rebalance asked for in a quiescent group (no trigger pending)",
                          where="action.requested")
     if rebalance is not None:
         view = decode_input(rebalance.get("input"))

@@ -305,7 +305,8 @@ def _block(trace: Trace, number: int, idx: int, before: tuple[Event, ...]) -> Re
     title = step.title or f"#{ordinal(number)} Rebalance"
     lags_note = _lags_note(trace, step) if step.action is not None and step.action.lags else ""
     if step.action is not None and step.action.requested:
-        lags_note = "a member asks for this rebalance in a quiescent group, no membership having changed: a consumer's enforceRebalance or a metadata change"
+        asked = "a member asks for this rebalance in a quiescent group, no membership having changed: a consumer's enforceRebalance or a metadata change"
+        lags_note = f"{asked}; {lags_note}" if lags_note else asked
     return RebalanceBlock(
         number=number,
         step=idx,
