@@ -48,7 +48,8 @@ Definitions (abstraction choices stated once, here):
   settled assignment is balanced and the decisive rebalances after one added instance are at
   most ``stateful tasks + 1`` (:func:`progress_bound`: every probing round moves some state);
   Kafka's convergence-test bound, ``ceil(stateful tasks / max_warmup_replicas) + 1``, is
-  reported beside it (``rebalance_bound``), a pace the references keep but not a promise.
+  reported beside it (``rebalance_bound``), a pace the references keep but not a promise; the
+  bound judged is ``progress_bound`` in the measure.
   Balance is counted per stream thread as the oracle's ``balanced`` counts it (KIP-441
   "Defining 'balance'", :mod:`rebalproof.properties.balanced`): a settled assignment that is
   not balanced is a violation only when a balanced assignment of these tasks over these
@@ -428,7 +429,7 @@ RUN_PROPERTIES: tuple[RunProperty, ...] = (
     ),
     RunProperty(
         name="converges", expectation="eventually", scope="graph",
-        promise="once membership stops changing, every fair run settles (KIP-441: balanced, within the rebalance bound)",
+        promise="once membership stops changing, every fair run settles (KIP-441: balanced, within the progress bound)",
         promised_by="every protocol with every assignor (balance and the bound: ha)", promised=_always, witness="settles",
     ),
     RunProperty(
@@ -912,8 +913,8 @@ def _check_converges(ctx: RunContext, g: _Graph):
         worst = best[worst_src]
         measure["worst_rebalances_after_join"] = "unbounded" if worst == float("inf") else int(worst)
         if ctx.rules == "ha":
-            measure["rebalance_bound"] = rebalance_bound(ctx.bounds)
-            bound = progress_bound(ctx.bounds)
+            measure["rebalance_bound"] = rebalance_bound(ctx.bounds)  # Kafka's pace, reported
+            bound = measure["progress_bound"] = progress_bound(ctx.bounds)  # the bound judged (red team 14: say which)
             if worst > bound:
                 by_comp = {}
                 for n, c in component.items():
