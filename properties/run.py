@@ -1001,15 +1001,20 @@ def _check_unavailability(ctx, g: _Graph):
 
 def _check_scale_down(ctx, g: _Graph):
     mon = g.monitor
+    # red team 14: under other rule sets the verdict read as a contradiction of their "an assignor
+    # may treat a leaving member as ordinary"; it is the pair's limit, which the message says
+    why = "" if ctx.rules == "learner" else (
+        f" (the {ctx.rules} rules let an assignor treat a leaving member as ordinary; this protocol waits for its "
+        "actives to be taken away before it shuts down: a limit of this protocol with such an assignor, no rule broken)")
     for comp in _components(g):
         if comp.fair and any(mon.flags[u] & _LEAVING for u in comp.nodes):
             entry = min(comp.nodes)
-            return Status.VIOLATED, "a leaving member stays forever in a fair cycle", _lasso(
+            return Status.VIOLATED, "a leaving member stays forever in a fair cycle" + why, _lasso(
                 g, "scale-down-completes", comp, entry, message="leaving member never shuts down"
             ), {}
     stuck = sorted(u for u in g.settled if mon.flags[u] & _LEAVING)
     if stuck:
-        return Status.VIOLATED, "the group settles with a leaving member that never shuts down", Discovery(
+        return Status.VIOLATED, "the group settles with a leaving member that never shuts down" + why, Discovery(
             property="scale-down-completes", kind="safety", state=stuck[0], message="leaving member stuck"
         ), {}
     return None, None, None, {}

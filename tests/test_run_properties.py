@@ -305,3 +305,14 @@ def test_a_standby_turned_learner_is_a_new_learner_for_warmup_assigned():
     assert _warmup_assigned(learner, None, None, None, None, relabelled)
     assert not _warmup_assigned(learner, None, None, None, None, kept)
     assert not _warmup_assigned(ha, None, None, None, None, relabelled)  # by count: one replica, within the standbys
+
+
+def test_a_leaving_member_kept_under_other_rules_is_the_pairs_limit_and_says_so():
+    """Red team 14: under --protocol learner --rules ha, an assignor treating a leaving member as an
+    ordinary one (which the ha rules allow) never lets it shut down; the verdict stands (the run
+    hangs) and its message says why, so it does not read as a contradiction of the ha rules."""
+    from red_checks import check_verdicts
+
+    verdicts = check_verdicts("tests.assignors.red14_ha:bug_leaving_ordinary", proto="learner", rules="ha", bounds=Bounds())
+    verdict = verdicts["scale-down-completes"]
+    assert verdict.status.value == "violated" and "the ha rules let an assignor treat a leaving member as ordinary" in verdict.message
