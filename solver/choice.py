@@ -42,21 +42,36 @@ from rebalproof.solver.objectives import imbalance
 from rebalproof.solver.option_bound import tighten, whole_rows
 from rebalproof.solver.tree import dive, prove_at_least
 
-__all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options"]
+__all__ = ["options", "ChoiceModel", "ChoiceSearch", "search_choices", "own_options", "TooManyLevels"]
+
+#: Levels ``p`` :func:`options` walks at most (``D``, the capacities' least common multiple, makes
+#: them many: 720,720 per task for capacities 1..16, ~2^63 for one capacity near 2^63).
+MOST_LEVELS = 2_000_000
 
 
-def options(caps: dict, denominator: int, *, total: int, least: int, top: Fraction, widest: int) -> list[tuple[int, int]]:
+class TooManyLevels(Exception):
+    """:func:`options` passed its deadline or :data:`MOST_LEVELS`: the box-choice model is not built."""
+
+
+def options(caps: dict, denominator: int, *, total: int, least: int, top: Fraction, widest: int,
+            end: float | None = None) -> list[tuple[int, int]]:
     """Every ``(p, K)`` a group's own box can have with ``least <= K <= widest`` (see the module doc).
 
     ``p`` starts at the least top load times ``D`` and stops where even ``K = widest`` asks the
     members for more than ``total`` tasks (larger ``p`` only asks more) or where ``p/D`` passes
     ``total`` over the least capacity (no member's load can be higher). ``K`` never passes
-    ``ceil(p*c_max/D)``: no count is below 0.
+    ``ceil(p*c_max/D)``: no count is below 0. Raises :class:`TooManyLevels` past ``end``
+    (``time.monotonic()``) or :data:`MOST_LEVELS` levels (red team 15: capacities 1..16 and 300
+    tasks walked for minutes past ``--timeout 5``; a capacity near 2^63 for ever).
     """
     d, cmax, cmin = denominator, max(caps.values()), min(caps.values())
     out = []
     p = math.ceil(top * d)
+    walked = 0
     while p * cmin <= d * max(total, 0):
+        walked += 1
+        if walked % 4096 == 0 and (walked > MOST_LEVELS or (end is not None and time.monotonic() > end)):
+            raise TooManyLevels(f"{walked} levels of the box-choice options")
         hi_k = min(widest, -(-p * cmax // d))
         if sum(max(0, -(-p * c // d) - hi_k) for c in caps.values()) > total:
             break
@@ -91,7 +106,7 @@ class ChoiceModel:
     ``spread_at_most`` keeps (:func:`rebalproof.solver.linear.fixed_bounds`).
     """
 
-    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None, bounds=None):
+    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None, bounds=None, end: float | None = None):
         self.prob = prob
         caps = prob.caps
         self.denominator = d = math.lcm(*sorted(set(caps.values())))
@@ -117,7 +132,7 @@ class ChoiceModel:
         self.pick_rows: dict = {}  # group -> its row "one option picked"
         capset = sorted(set(caps.values()))
         for g, (top, least, widest) in self.groups.items():
-            opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest)
+            opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest, end=end)
             if not opts:
                 raise AssertionError(f"no box option for group {g}: the least layouts' own boxes are missing")
             zs = self.z[g] = [m.var(0, 1) for _ in opts]
@@ -253,7 +268,10 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
         left = _left(deadline)
         return 3600.0 if left is None else max(0.1, share * left - 0.5)  # loading the model and decoding come on top
 
-    model = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor))
+    try:
+        model = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), end=deadline.end)
+    except TooManyLevels:
+        return out  # nothing proven here: the layouts found before stand, INCONCLUSIVE past the deadline
     lp = None if deadline.passed else timed("LP of the spread", lambda: relaxation(model.model, seconds=_left(deadline)))
     if lp is None or deadline.passed:
         return out
@@ -375,14 +393,22 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if out.spread_method == "scip" and not deadline.passed:
         prove_spread(out.spread_lower, 0.5)
 
-    costed = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
+    try:
+        costed = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
+                             bounds=fixed_bounds(model.model, spread_lp.multipliers, width), end=deadline.end)
+    except TooManyLevels:
+        return out
     lp = timed("LP of moves and restore", lambda: relaxation(costed.model, seconds=_left(deadline)))
     if lp is None:
         return out
     optioned = None  # the cost model with tighten's option rows made whole: a tree over it closes sooner
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
-        bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width, bounds=fixed_bounds(model.model, spread_lp.multipliers, width))
+        try:
+            bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
+                                   bounds=fixed_bounds(model.model, spread_lp.multipliers, width), end=deadline.end)
+        except TooManyLevels:
+            return out
         share = None if deadline.end is None else time.monotonic() + 0.5 * _left(deadline)  # SCIP and the tree keep the rest
         tight = timed("rounds of option bounds and LP", lambda: tighten(bounding, width, lp, target=out.best[3].cost, deadline_end=share))
         if tight.bound > out.cost_lower:

@@ -52,7 +52,8 @@ implementation reading them otherwise is still correct, as the catalogue says.
 - ``caught-up-active[t@m]``: a stateful active only on a member
   :func:`rebalproof.properties.lag.acceptable_active_holders` accepts.
 - ``leaving[t@m]``: a leaving member gets no task it did not hold going in (in any role, or as
-  caught-up state of a task it revoked at this join: KIP-429's being-learned revocation),
+  caught-up state of a task it revoked at this join, which nobody owns going in: KIP-429's
+  being-learned revocation),
   unless every member is leaving. Stricter than the ``ha`` properties, which also accept an
   assignor that treats a leaving member as an ordinary one; without it an optimiser would park
   work on leaving members, which balance does not count.
@@ -216,14 +217,18 @@ class Facts:
 
         "Held" includes a stateful task it revoked at this join but still reports caught-up
         state for: KIP-429 owners revoke *being-learned* tasks at each join, and while the
-        learner is not ready the previous owner gets the task back (seed 001, "Scale Down").
+        learner is not ready the previous owner gets the task back (seed 001, "Scale Down"). A
+        revoked task has no owner going in; one some member still owns is not the leaving
+        member's to take, caught-up state or not (red team 15: the reference moved a staying
+        owner's only task onto a leaving member, balance not counting it).
         """
         if member_id not in self.treat_leaving:
             return True
         member = self.view.member(member_id)
         if task_id in member.copies:
             return True
-        return self.view.task(task_id).stateful and is_caught_up(self.view, member_id, task_id)
+        return (self.view.task(task_id).stateful and is_caught_up(self.view, member_id, task_id)
+                and not self.view.owners(task_id))
 
     @cached_property
     def eligible(self) -> dict[str, tuple[str, ...]]:

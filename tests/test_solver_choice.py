@@ -239,3 +239,22 @@ def test_a_growing_relaxation_answers_as_one_built_afresh(m, extra):
     m.lower[0] -= 1
     with pytest.raises(ValueError):
         growing.solve()
+
+
+def test_the_options_walk_stops_at_its_deadline_or_its_level_cap(monkeypatch):
+    """Red team 15: with capacities 1..16 (D = 720,720) and 300 tasks, or one capacity near 2^63,
+    the walk over the levels p ran for minutes past --timeout, or for ever; it stops now, and the
+    search keeps the layouts found before (INCONCLUSIVE, the best found)."""
+    import math
+    import time
+
+    from rebalproof.solver import choice
+
+    caps = {"I1": 1, "I2": 1, "I3": (1 << 63) - 1, "I4": 1 << 40}
+    d = math.lcm(*caps.values())
+    with pytest.raises(choice.TooManyLevels):
+        choice.options(caps, d, total=7, least=0, top=Fraction(0), widest=7, end=time.monotonic() - 1)
+    monkeypatch.setattr(choice, "MOST_LEVELS", 10_000)
+    with pytest.raises(choice.TooManyLevels):
+        choice.options(caps, d, total=7, least=0, top=Fraction(0), widest=7)
+    assert choice.options({"I1": 1, "I2": 2}, 2, total=3, least=0, top=Fraction(1), widest=3)  # an ordinary walk ends by itself
