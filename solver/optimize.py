@@ -17,8 +17,12 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rebalproof.errors import InputError
+from rebalproof.model.assignment import Assignment
 from rebalproof.model.view import RebalanceInput
+from rebalproof.properties.common import treated_as_leaving
 from rebalproof.solver.placement import solve_placement
 from rebalproof.solver.result import Optimum
 from rebalproof.solver.rules import Facts, rule_set
@@ -57,5 +61,32 @@ def optimal(view: RebalanceInput, rules: str = "ha", *, timeout: float | None = 
         raise InputError(f"unknown engine {engine!r}; the engines are {', '.join(ENGINES)}")
     facts = Facts(view, rs)
     if engine == "z3":
-        return solve_staged(view, rs.name, timeout=timeout, facts=facts)
-    return solve_placement(view, rs.name, timeout=timeout, facts=facts)
+        found = solve_staged(view, rs.name, timeout=timeout, facts=facts)
+    else:
+        found = solve_placement(view, rs.name, timeout=timeout, facts=facts)
+    if rs.name == "learner" and found.assignment is not None:
+        found = replace(found, assignment=_no_new_learners_on_leaving(view, found.assignment))
+    return found
+
+
+def _no_new_learners_on_leaving(view: RebalanceInput, answer: Assignment) -> Assignment:
+    """``answer`` with each replica a leaving member did not hold as a learner going in labelled
+    ``standby``, not ``warmup``: under the learner rules a leaving member is given no new learner
+    (``staying-learners``; KIP-429 "leader will perform the learner assignment among members without
+    intention of leaving"). The label changes no objective and no other rule (replicas count by
+    number), so the optimum and its proof stand (red team 15: a proven answer tagged a leaving
+    member's restoring copy ``warmup`` and the oracle rejected it)."""
+    leaving = treated_as_leaving(view)
+    if not leaving:
+        return answer
+    roles = {}
+    for m, given in answer.members:
+        warmup = given.warmup
+        if m in leaving and view.has_member(m):
+            kept = set(view.member(m).warmup)
+            moved = tuple(t for t in warmup if t not in kept)
+            warmup = tuple(t for t in warmup if t in kept)
+            roles[m] = {"active": list(given.active), "standby": list(given.standby) + list(moved), "warmup": list(warmup)}
+        else:
+            roles[m] = {"active": list(given.active), "standby": list(given.standby), "warmup": list(warmup)}
+    return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)

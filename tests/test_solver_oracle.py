@@ -204,3 +204,46 @@ def test_the_spec_lists_no_answer_that_breaks_a_promise_of_its_rules():
         assert conforms(view, answer, "ha").holds
         broken = [v.property for v in check_assignment(view, answer, rules="ha") if v.violated and v.property not in ("stable", "balanced")]
         assert not broken, broken
+
+
+# -- red team 15 ---------------------------------------------------------------------------
+
+_STAYING_OWNER = {"config": {"num_standby_replicas": 0, "acceptable_recovery_lag": 100, "max_warmup_replicas": 2},
+                  "tasks": [{"id": "0_0"}],
+                  "members": [{"id": "A", "active": ["0_0"], "lags": {"0_0": 0}}, {"id": "B"},
+                              {"id": "L", "leaving": True, "lags": {"0_0": 0}}],
+                  "previous_members": ["A", "B", "L"]}
+_LEAVING_STANDBY = {"config": {"num_standby_replicas": 1, "acceptable_recovery_lag": 100, "max_warmup_replicas": 0},
+                    "tasks": [{"id": "0_1", "stateful": False}, {"id": "1_0", "stateful": True}, {"id": "1_1"}, {"id": "2_0", "stateful": True}],
+                    "members": [{"id": "x", "active": ["0_1", "1_1"], "standby": ["1_0"], "lags": {}},
+                                {"id": "b", "leaving": True, "standby": ["2_0"], "lags": {"1_0": 0}},
+                                {"id": "Zed", "active": ["2_0"], "warmup": ["1_0"], "lags": {}},
+                                {"id": "alpha", "lags": {"1_0": 0}}],
+                    "previous_members": ["x", "b", "Zed", "alpha"]}
+
+
+@pytest.mark.parametrize("rules", ["ha", "sticky", "eager", "learner"])
+def test_a_staying_owners_task_is_not_moved_onto_a_leaving_member(rules):
+    """Red team 15's D1: the reference moved A's only task to the leaving L, which reports
+    caught-up state for it (balance does not count leaving members); a leaving member keeps only
+    what it held, or caught-up state of a task nobody owns going in (one it revoked)."""
+    from rebalproof.model.codec import decode_input
+    from rebalproof.solver.optimize import optimal
+
+    found = optimal(decode_input(_STAYING_OWNER), rules)
+    assert found.status == "optimal" and found.assignment.of("L").active == () and found.assignment.of("A").active == ("0_0",)
+
+
+@pytest.mark.parametrize("engine", ["flow", "z3"])
+def test_the_learner_reference_gives_a_leaving_member_no_new_learner_label(engine):
+    """Red team 15's D3: a proven answer tagged the leaving b's restoring copy ``warmup``, which
+    ``staying-learners`` faults; labels change no objective, so the reference labels it standby."""
+    from rebalproof.model.codec import decode_input
+    from rebalproof.solver.optimize import optimal
+
+    view = decode_input(_LEAVING_STANDBY)
+    found = optimal(view, "learner", engine=engine)
+    assert found.status == "optimal" and found.assignment.of("b").warmup == ()
+    from rebalproof.oracle import judge
+
+    assert judge(view, found.assignment, rules="learner").ok
