@@ -106,7 +106,7 @@ class Bounds:
                 f"the pool of {self.instances} instances cannot hold {self.initial} initial members; raise --instances",
                 where="bounds.instances",
             )
-        if self.subtopologies * self.partitions + self.stateless < 1:
+        if tasks < 1:
             raise InputError("there must be at least one task", where="bounds")
         if len(self.capacities) > self.instances:
             raise InputError(
@@ -114,7 +114,7 @@ class Bounds:
                 "(a shorter list repeats its last value)",
                 where="bounds.capacities",
             )
-        if self.instances > 9 or self.subtopologies * self.partitions + self.stateless > 12:
+        if self.instances > 9 or tasks > 12:
             raise InputError("bounds too large for explicit-state checking here (at most 9 instances, 12 tasks)", where="bounds")
 
     @property

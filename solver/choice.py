@@ -106,7 +106,8 @@ class ChoiceModel:
     ``spread_at_most`` keeps (:func:`rebalproof.solver.linear.fixed_bounds`).
     """
 
-    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None, bounds=None, end: float | None = None):
+    def __init__(self, prob, inst, subs: dict, *, slack: int, spread_at_most: int | None = None, bounds=None, end: float | None = None,
+                 known_options: dict | None = None):
         self.prob = prob
         caps = prob.caps
         self.denominator = d = math.lcm(*sorted(set(caps.values())))
@@ -132,7 +133,8 @@ class ChoiceModel:
         self.pick_rows: dict = {}  # group -> its row "one option picked"
         capset = sorted(set(caps.values()))
         for g, (top, least, widest) in self.groups.items():
-            opts = self.options[g] = options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest, end=end)
+            opts = self.options[g] = (known_options[g] if known_options is not None
+                                      else options(caps, d, total=totals.get(g, 0), least=least, top=top, widest=widest, end=end))
             if not opts:
                 raise AssertionError(f"no box option for group {g}: the least layouts' own boxes are missing")
             zs = self.z[g] = [m.var(0, 1) for _ in opts]
@@ -393,22 +395,17 @@ def search_choices(prob, inst, subs: dict, *, upper: int, deadline, stage3, boxe
     if out.spread_method == "scip" and not deadline.passed:
         prove_spread(out.spread_lower, 0.5)
 
-    try:
-        costed = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
-                             bounds=fixed_bounds(model.model, spread_lp.multipliers, width), end=deadline.end)
-    except TooManyLevels:
-        return out
+    # the same groups and slack as the spread model: its options, not walked again
+    costed = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
+                         bounds=fixed_bounds(model.model, spread_lp.multipliers, width), known_options=model.options)
     lp = timed("LP of moves and restore", lambda: relaxation(costed.model, seconds=_left(deadline)))
     if lp is None:
         return out
     optioned = None  # the cost model with tighten's option rows made whole: a tree over it closes sooner
     out.cost_lower, out.cost_method, out.cost_proof = lp.integer_bound, "lp-dual", _lp_words(costed, lp, "cost", width)
     if out.best[3].cost > out.cost_lower and not deadline.passed:  # each subtopology's options taken whole, the instance's rows priced by the LP
-        try:
-            bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
-                                   bounds=fixed_bounds(model.model, spread_lp.multipliers, width), end=deadline.end)
-        except TooManyLevels:
-            return out
+        bounding = ChoiceModel(prob, inst, subs, slack=max(0, upper - floor), spread_at_most=width,
+                               bounds=fixed_bounds(model.model, spread_lp.multipliers, width), known_options=model.options)
         share = None if deadline.end is None else time.monotonic() + 0.5 * _left(deadline)  # SCIP and the tree keep the rest
         tight = timed("rounds of option bounds and LP", lambda: tighten(bounding, width, lp, target=out.best[3].cost, deadline_end=share))
         if tight.bound > out.cost_lower:

@@ -81,12 +81,10 @@ def _no_new_learners_on_leaving(view: RebalanceInput, answer: Assignment) -> Ass
         return answer
     roles = {}
     for m, given in answer.members:
-        warmup = given.warmup
+        standby, warmup = list(given.standby), list(given.warmup)
         if m in leaving and view.has_member(m):
             kept = set(view.member(m).warmup)
-            moved = tuple(t for t in warmup if t not in kept)
-            warmup = tuple(t for t in warmup if t in kept)
-            roles[m] = {"active": list(given.active), "standby": list(given.standby) + list(moved), "warmup": list(warmup)}
-        else:
-            roles[m] = {"active": list(given.active), "standby": list(given.standby), "warmup": list(warmup)}
+            standby += [t for t in warmup if t not in kept]
+            warmup = [t for t in warmup if t in kept]
+        roles[m] = {"active": list(given.active), "standby": standby, "warmup": warmup}
     return Assignment.build(roles, probing_rebalance=answer.probing_rebalance)
